@@ -1,0 +1,245 @@
+//! The kernels that tasks run: enumerate (successors of one chunk), merge
+//! (runs into the final sorted states of one group), and solve (values and
+//! optimal actions of one chunk from the values of the next two layers).
+//!
+//! Each kernel is a pure function of its inputs and parallelises with rayon;
+//! its result does not depend on the number of threads.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+
+use rayon::prelude::*;
+
+use crate::moves::{has_exponent, Direction, Mover};
+use crate::part::PartId;
+use crate::spawn::{empty_bits, for_each_spawn, P_FOUR, P_TWO};
+use crate::table::ValueTable;
+use crate::Game;
+
+/// States a rayon job takes at a time inside a kernel.
+const BATCH: usize = 1024;
+
+/// Sort and remove duplicates in place (LSD radix sort: linear time).
+pub fn sort_dedup(keys: &mut Vec<u64>) {
+    radsort::sort(keys);
+    keys.dedup();
+}
+
+/// The canonical non-terminal successors of `states` (all in `part`), grouped
+/// by successor part, each sorted and distinct. Won afterstates and lost
+/// successors are absorbing and not emitted.
+pub fn enumerate(game: &Game, part: PartId, states: &[u64]) -> BTreeMap<PartId, Vec<u64>> {
+    let n = game.size();
+    let mover = Mover::new(n);
+    let tables = mover.tables();
+    let m = part.max_exp;
+    // Slot (tile - 1) * 2 + (1 if the move made a new max tile).
+    let slot_part = |slot: usize| {
+        let tile = (slot / 2 + 1) as u8;
+        let mt = m + (slot % 2) as u8;
+        PartId { sum: part.sum + (2u32 << (tile - 1)), max_exp: mt.max(tile) }
+    };
+    let pieces: Vec<[Vec<u64>; 4]> = states
+        .par_chunks(BATCH)
+        .map(|batch| {
+            let mut out: [Vec<u64>; 4] = Default::default();
+            for &s in batch {
+                for dir in Direction::ALL {
+                    let t = mover.apply(s, dir);
+                    if t == s || has_exponent(t, game.target_exp) {
+                        continue;
+                    }
+                    let grew = has_exponent(t, m + 1) as usize;
+                    let full_after = empty_bits(t, n).count_ones() == 1;
+                    for_each_spawn(t, n, tables, |two, four| {
+                        if full_after && mover.is_lost(two) {
+                        } else {
+                            out[grew].push(two);
+                        }
+                        if full_after && mover.is_lost(four) {
+                        } else {
+                            out[2 + grew].push(four);
+                        }
+                    });
+                }
+            }
+            for v in out.iter_mut() {
+                sort_dedup(v);
+            }
+            out
+        })
+        .collect();
+    let mut by_part: BTreeMap<PartId, Vec<Vec<u64>>> = BTreeMap::new();
+    for piece in pieces {
+        for (slot, v) in piece.into_iter().enumerate() {
+            if !v.is_empty() {
+                by_part.entry(slot_part(slot)).or_default().push(v);
+            }
+        }
+    }
+    by_part.into_par_iter().map(|(p, runs)| (p, merge(runs))).collect()
+}
+
+/// Merge sorted runs into one sorted, distinct list.
+pub fn merge(runs: Vec<Vec<u64>>) -> Vec<u64> {
+    let mut all = if runs.len() == 1 {
+        runs.into_iter().next().unwrap()
+    } else {
+        let total = runs.iter().map(Vec::len).sum();
+        let mut all = Vec::with_capacity(total);
+        for r in runs {
+            all.extend_from_slice(&r);
+        }
+        all
+    };
+    sort_dedup(&mut all);
+    all
+}
+
+/// Split `len` items into the fewest pieces of at most `max` items, with sizes
+/// differing by at most one.
+pub fn balanced_splits(len: usize, max: usize) -> Vec<Range<usize>> {
+    if len == 0 {
+        return Vec::new();
+    }
+    let pieces = len.div_ceil(max.max(1));
+    (0..pieces).map(|i| (i * len / pieces)..((i + 1) * len / pieces)).collect()
+}
+
+/// A state the solve kernel needed but found in no table: the input layers
+/// are incomplete or damaged.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum SolveError {
+    /// A non-terminal successor missing from the layer that must hold it.
+    #[error("successor {state:#018x} of {from:#018x} is missing from layer {sum}")]
+    Missing {
+        /// The successor.
+        state: u64,
+        /// The state being solved.
+        from: u64,
+        /// Tile sum of the layer that should hold it.
+        sum: u32,
+    },
+    /// A state with no legal move inside a chunk of non-terminal states.
+    #[error("state {0:#018x} has no legal move but is stored as non-terminal")]
+    Terminal(u64),
+}
+
+/// Value and optimal action of each state of `states` (all with tile sum
+/// `sum`), given the values of the layers with sums `sum + 2` and `sum + 4`.
+/// Ties go to the first action in [`Direction::ALL`] order.
+pub fn solve(
+    game: &Game,
+    sum: u32,
+    states: &[u64],
+    plus2: &ValueTable,
+    plus4: &ValueTable,
+) -> Result<(Vec<f64>, Vec<u8>), SolveError> {
+    let mover = Mover::new(game.size());
+    let results: Vec<Result<Vec<(f64, u8)>, SolveError>> = states
+        .par_chunks(BATCH)
+        .map(|batch| {
+            batch
+                .iter()
+                .map(|&s| {
+                    let (v, a) = solve_state(game, &mover, sum, s, plus2, plus4)?;
+                    Ok((v, a as u8))
+                })
+                .collect()
+        })
+        .collect();
+    let mut values = Vec::with_capacity(states.len());
+    let mut actions = Vec::with_capacity(states.len());
+    for r in results {
+        for (v, a) in r? {
+            values.push(v);
+            actions.push(a);
+        }
+    }
+    Ok((values, actions))
+}
+
+/// Values of each action from `s` (None for an illegal action).
+pub fn action_values(
+    game: &Game,
+    mover: &Mover,
+    sum: u32,
+    s: u64,
+    plus2: &ValueTable,
+    plus4: &ValueTable,
+) -> Result<[Option<f64>; 4], SolveError> {
+    let n = game.size();
+    let tables = mover.tables();
+    let mut out = [None; 4];
+    for dir in Direction::ALL {
+        let t = mover.apply(s, dir);
+        if t == s {
+            continue;
+        }
+        let q = if has_exponent(t, game.target_exp) {
+            1.0
+        } else {
+            let empties = empty_bits(t, n).count_ones();
+            let full_after = empties == 1;
+            let mut acc = 0.0f64;
+            let mut missing = None;
+            let mut value = |key: u64, table: &ValueTable, sum: u32| -> f64 {
+                if full_after && mover.is_lost(key) {
+                    return 0.0;
+                }
+                table.get(key).unwrap_or_else(|| {
+                    missing.get_or_insert(SolveError::Missing { state: key, from: s, sum });
+                    0.0
+                })
+            };
+            for_each_spawn(t, n, tables, |two, four| {
+                acc += P_TWO * value(two, plus2, sum + 2) + P_FOUR * value(four, plus4, sum + 4);
+            });
+            if let Some(e) = missing {
+                return Err(e);
+            }
+            acc / empties as f64
+        };
+        out[dir as usize] = Some(game.discount * q);
+    }
+    Ok(out)
+}
+
+#[inline]
+fn solve_state(
+    game: &Game,
+    mover: &Mover,
+    sum: u32,
+    s: u64,
+    plus2: &ValueTable,
+    plus4: &ValueTable,
+) -> Result<(f64, Direction), SolveError> {
+    let q = action_values(game, mover, sum, s, plus2, plus4)?;
+    let mut best: Option<(f64, Direction)> = None;
+    for dir in Direction::ALL {
+        if let Some(v) = q[dir as usize] {
+            if best.is_none_or(|(b, _)| v > b) {
+                best = Some((v, dir));
+            }
+        }
+    }
+    best.ok_or(SolveError::Terminal(s))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_are_balanced() {
+        assert_eq!(balanced_splits(10, 4), vec![0..3, 3..6, 6..10]);
+        assert_eq!(balanced_splits(8, 4), vec![0..4, 4..8]);
+        assert_eq!(balanced_splits(3, 100), vec![0..3]);
+        assert!(balanced_splits(0, 5).is_empty());
+    }
+
+    #[test]
+    fn merge_dedups() {
+        assert_eq!(merge(vec![vec![1, 5, 9], vec![2, 5, 10], vec![9]]), vec![1, 2, 5, 9, 10]);
+    }
+}

@@ -1,0 +1,33 @@
+//! The pure core of solve2048: everything that defines the game and the
+//! state-space computation, with no I/O runtime, network or storage client.
+//!
+//! Modules:
+//! - [`board`]: the u64 nybble bitboard and its geometry (2x2, 3x3, 4x4).
+//! - [`game`]: a validated game definition (board size, target, discount).
+//! - [`tables`]: precomputed per-row move tables, one set per board size.
+//! - [`moves`]: the four moves, win and loss tests.
+//! - [`canonical`]: the 8 symmetries of the square and canonical forms.
+//! - [`spawn`]: tile placement: start states and the successors of a state.
+//! - [`part`]: identifiers of layers, parts, groups and chunks.
+//! - [`chunk`]: the on-disk chunk format (header, checksum, compression).
+//! - [`kernel`]: the enumerate, merge and solve kernels that tasks run.
+//! - [`table`]: the in-memory value table the solve kernel looks states up in.
+//! - [`slow`]: a deliberately slow, obvious implementation of the rules that
+//!   the fast code is tested against.
+#![deny(missing_docs)]
+
+pub mod board;
+pub mod canonical;
+pub mod chunk;
+pub mod game;
+pub mod kernel;
+pub mod moves;
+pub mod part;
+pub mod slow;
+pub mod spawn;
+pub mod table;
+pub mod tables;
+
+pub use board::Board;
+pub use game::{Game, GameError};
+pub use moves::Direction;

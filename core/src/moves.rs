@@ -1,0 +1,152 @@
+//! The four moves on the bitboard, and the win / loss tests.
+
+use serde::{Deserialize, Serialize};
+
+use crate::board::{block_mask, occupied_bits, LOW_BITS};
+use crate::canonical::transpose;
+use crate::tables::Tables;
+
+/// A move. The discriminant is the action code stored in policy chunks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[repr(u8)]
+pub enum Direction {
+    /// Toward column 0.
+    Left = 0,
+    /// Toward column n-1.
+    Right = 1,
+    /// Toward row 0.
+    Up = 2,
+    /// Toward row n-1.
+    Down = 3,
+}
+
+impl Direction {
+    /// All four, in action-code order (the tie-break order of the solver).
+    pub const ALL: [Direction; 4] =
+        [Direction::Left, Direction::Right, Direction::Up, Direction::Down];
+
+    /// The direction with the given action code.
+    pub fn from_code(code: u8) -> Option<Direction> {
+        Direction::ALL.get(code as usize).copied()
+    }
+
+    /// Lower-case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Direction::Left => "left",
+            Direction::Right => "right",
+            Direction::Up => "up",
+            Direction::Down => "down",
+        }
+    }
+}
+
+/// Applies moves for one board size.
+#[derive(Clone, Copy)]
+pub struct Mover {
+    n: usize,
+    tables: &'static Tables,
+}
+
+impl Mover {
+    /// The mover for side `n`.
+    pub fn new(n: usize) -> Mover {
+        Mover { n, tables: Tables::get(n) }
+    }
+
+    /// Board side.
+    #[inline]
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    #[inline(always)]
+    fn rows(&self, x: u64, table: &[u16]) -> u64 {
+        let mut out = 0u64;
+        for r in 0..self.n {
+            let row = ((x >> (16 * r)) & 0xFFFF) as usize;
+            // SAFETY-free: rows of a valid board are below 16^n = table.len();
+            // `get` keeps an invalid board from reading out of bounds.
+            out |= (table.get(row).copied().unwrap_or(row as u16) as u64) << (16 * r);
+        }
+        out
+    }
+
+    /// The board after moving `dir` (equal to `x` when the move is illegal).
+    #[inline]
+    pub fn apply(&self, x: u64, dir: Direction) -> u64 {
+        match dir {
+            Direction::Left => self.rows(x, &self.tables.left),
+            Direction::Right => self.rows(x, &self.tables.right),
+            Direction::Up => transpose(self.rows(transpose(x), &self.tables.left)),
+            Direction::Down => transpose(self.rows(transpose(x), &self.tables.right)),
+        }
+    }
+
+    /// True when no move changes the board.
+    #[inline]
+    pub fn is_lost(&self, x: u64) -> bool {
+        let block_low = block_mask(self.n) & LOW_BITS;
+        if block_low & !occupied_bits(x) != 0 {
+            return false;
+        }
+        // A full board is stuck iff neither a horizontal nor a vertical move
+        // changes it; left and right are both no-ops exactly when no two
+        // horizontal neighbours are equal (likewise up and down).
+        self.apply(x, Direction::Left) == x && self.apply(x, Direction::Up) == x
+    }
+
+    /// Bitboard table access for the successor kernels.
+    #[inline]
+    pub fn tables(&self) -> &'static Tables {
+        self.tables
+    }
+}
+
+/// True when some cell holds exponent `e` (e != 0).
+#[inline(always)]
+pub fn has_exponent(x: u64, e: u8) -> bool {
+    let v = x ^ (LOW_BITS * e as u64);
+    // Classic "has a zero nybble" test: exact for existence.
+    (v.wrapping_sub(LOW_BITS) & !v & (LOW_BITS << 3)) != 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Board;
+
+    fn b(s: &str) -> u64 {
+        Board::parse(s).unwrap().0 .0
+    }
+
+    #[test]
+    fn documented_merge_order() {
+        let m = Mover::new(4);
+        let x = b("2 2 2 . / . . . . / . . . . / . . . .");
+        assert_eq!(m.apply(x, Direction::Left), b("4 2 . . / . . . . / . . . . / . . . ."));
+        let x = b("2 2 2 2 / . . . . / . . . . / . . . .");
+        assert_eq!(m.apply(x, Direction::Left), b("4 4 . . / . . . . / . . . . / . . . ."));
+        assert_eq!(m.apply(x, Direction::Right), b(". . 4 4 / . . . . / . . . . / . . . ."));
+        let x = b("2 2 2 . / . . . . / . . . . / . . . .");
+        assert_eq!(m.apply(x, Direction::Right), b(". . 2 4 / . . . . / . . . . / . . . ."));
+        let x = b("4 4 8 . / . . . . / . . . . / . . . .");
+        assert_eq!(m.apply(x, Direction::Left), b("8 8 . . / . . . . / . . . . / . . . ."));
+        let x = b("2 . . / 2 . . / 4 . .");
+        let m3 = Mover::new(3);
+        assert_eq!(m3.apply(x, Direction::Up), b("4 . . / 4 . . / . . ."));
+        assert_eq!(m3.apply(x, Direction::Down), b(". . . / 4 . . / 4 . ."));
+    }
+
+    #[test]
+    fn lost_and_win_tests() {
+        let m = Mover::new(2);
+        assert!(m.is_lost(b("2 4 / 4 2")));
+        assert!(!m.is_lost(b("2 2 / 4 8")));
+        assert!(!m.is_lost(b("2 4 / 2 8")));
+        assert!(!m.is_lost(b("2 . / 4 8")));
+        assert!(has_exponent(b("2 4 / 4 2"), 2));
+        assert!(!has_exponent(b("2 4 / 4 2"), 3));
+        assert!(has_exponent(b("2 4 / 4 16"), 4));
+    }
+}

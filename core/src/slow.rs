@@ -1,0 +1,209 @@
+//! A deliberately slow, obvious implementation of the rules: cells in arrays,
+//! loops instead of tables and bit tricks. The fast code is built from it
+//! (the row tables) and tested against it (moves, symmetries, successors,
+//! whole-game counts and values on small games).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use crate::moves::Direction;
+use crate::Game;
+
+/// Slide one line toward index 0: tiles move as far as they go; two equal
+/// tiles that meet merge once, resolving from the index-0 end.
+pub fn slide_line(cells: &[u8]) -> Vec<u8> {
+    let tiles: Vec<u8> = cells.iter().copied().filter(|&e| e != 0).collect();
+    let mut out = Vec::with_capacity(cells.len());
+    let mut i = 0;
+    while i < tiles.len() {
+        if i + 1 < tiles.len() && tiles[i] == tiles[i + 1] {
+            out.push(tiles[i] + 1);
+            i += 2;
+        } else {
+            out.push(tiles[i]);
+            i += 1;
+        }
+    }
+    out.resize(cells.len(), 0);
+    out
+}
+
+/// The board as an `n x n` grid of exponents.
+pub fn to_grid(x: u64, n: usize) -> Vec<Vec<u8>> {
+    (0..n)
+        .map(|r| (0..n).map(|c| ((x >> (16 * r + 4 * c)) & 0xF) as u8).collect())
+        .collect()
+}
+
+/// The grid back as a bitboard.
+pub fn from_grid(g: &[Vec<u8>]) -> u64 {
+    let mut x = 0u64;
+    for (r, row) in g.iter().enumerate() {
+        for (c, &e) in row.iter().enumerate() {
+            x |= (e as u64) << (16 * r + 4 * c);
+        }
+    }
+    x
+}
+
+/// The board after a move, computed line by line on the grid.
+pub fn apply(x: u64, n: usize, dir: Direction) -> u64 {
+    let g = to_grid(x, n);
+    let mut out = vec![vec![0u8; n]; n];
+    for i in 0..n {
+        // Read line i in the direction of travel, slide toward index 0, write back.
+        let idx = |k: usize| -> (usize, usize) {
+            match dir {
+                Direction::Left => (i, k),
+                Direction::Right => (i, n - 1 - k),
+                Direction::Up => (k, i),
+                Direction::Down => (n - 1 - k, i),
+            }
+        };
+        let line: Vec<u8> = (0..n).map(|k| {
+            let (r, c) = idx(k);
+            g[r][c]
+        }).collect();
+        for (k, e) in slide_line(&line).into_iter().enumerate() {
+            let (r, c) = idx(k);
+            out[r][c] = e;
+        }
+    }
+    from_grid(&out)
+}
+
+/// Image under symmetry `g`: optional row flip, then column flip, then transpose.
+pub fn image(x: u64, n: usize, g: usize) -> u64 {
+    let mut grid = to_grid(x, n);
+    if g & 2 != 0 {
+        grid.reverse();
+    }
+    if g & 1 != 0 {
+        for row in grid.iter_mut() {
+            row.reverse();
+        }
+    }
+    if g & 4 != 0 {
+        let t: Vec<Vec<u8>> = (0..n).map(|r| (0..n).map(|c| grid[c][r]).collect()).collect();
+        grid = t;
+    }
+    from_grid(&grid)
+}
+
+/// Smallest image over the 8 symmetries.
+pub fn canonical(x: u64, n: usize) -> u64 {
+    (0..8).map(|g| image(x, n, g)).min().unwrap()
+}
+
+/// No move changes the board.
+pub fn is_lost(x: u64, n: usize) -> bool {
+    Direction::ALL.iter().all(|&d| apply(x, n, d) == x)
+}
+
+/// Some cell holds the target exponent.
+pub fn is_won(x: u64, n: usize, target_exp: u8) -> bool {
+    to_grid(x, n).iter().flatten().any(|&e| e == target_exp)
+}
+
+/// Every placement of a 2 (p 0.9) or 4 (p 0.1) in an empty cell, each with its
+/// probability, empty cells in row-major order.
+pub fn spawns(x: u64, n: usize) -> Vec<(u64, f64)> {
+    let grid = to_grid(x, n);
+    let empty: Vec<(usize, usize)> = (0..n)
+        .flat_map(|r| (0..n).map(move |c| (r, c)))
+        .filter(|&(r, c)| grid[r][c] == 0)
+        .collect();
+    let k = empty.len() as f64;
+    let mut out = Vec::new();
+    for &(r, c) in &empty {
+        for (e, p) in [(1u8, 0.9), (2u8, 0.1)] {
+            let mut g = grid.clone();
+            g[r][c] = e;
+            out.push((from_grid(&g), p / k));
+        }
+    }
+    out
+}
+
+/// The start distribution: two tiles placed on the empty board, as canonical
+/// boards with their probabilities.
+pub fn starts(n: usize) -> BTreeMap<u64, f64> {
+    let mut out = BTreeMap::new();
+    for (one, p1) in spawns(0, n) {
+        for (two, p2) in spawns(one, n) {
+            *out.entry(canonical(two, n)).or_insert(0.0) += p1 * p2;
+        }
+    }
+    out
+}
+
+/// Tile sum of a board.
+pub fn tile_sum(x: u64, n: usize) -> u32 {
+    to_grid(x, n).iter().flatten().filter(|&&e| e != 0).map(|&e| 1u32 << e).sum()
+}
+
+/// Largest exponent on a board.
+pub fn max_exp(x: u64, n: usize) -> u8 {
+    to_grid(x, n).iter().flatten().copied().max().unwrap_or(0)
+}
+
+/// Every non-terminal canonical state reachable in `game`, grouped by
+/// `(tile sum, max exponent)`, by plain breadth-first search. Small games only.
+pub fn enumerate(game: &Game) -> BTreeMap<(u32, u8), BTreeSet<u64>> {
+    let n = game.size();
+    let mut seen: BTreeSet<u64> = starts(n).keys().copied().collect();
+    let mut frontier: Vec<u64> = seen.iter().copied().collect();
+    while let Some(s) = frontier.pop() {
+        for d in Direction::ALL {
+            let t = apply(s, n, d);
+            if t == s || is_won(t, n, game.target_exp) {
+                continue;
+            }
+            for (next, _) in spawns(t, n) {
+                if is_lost(next, n) {
+                    continue;
+                }
+                let c = canonical(next, n);
+                if seen.insert(c) {
+                    frontier.push(c);
+                }
+            }
+        }
+    }
+    let mut parts: BTreeMap<(u32, u8), BTreeSet<u64>> = BTreeMap::new();
+    for s in seen {
+        parts.entry((tile_sum(s, n), max_exp(s, n))).or_default().insert(s);
+    }
+    parts
+}
+
+/// Optimal values of every state of [`enumerate`], by memoised recursion in
+/// decreasing tile sum. Small games only.
+pub fn solve(game: &Game) -> HashMap<u64, f64> {
+    let n = game.size();
+    let parts = enumerate(game);
+    let mut states: Vec<u64> = parts.values().flatten().copied().collect();
+    states.sort_by_key(|&s| std::cmp::Reverse(tile_sum(s, n)));
+    let mut value: HashMap<u64, f64> = HashMap::new();
+    for s in states {
+        let mut best = 0.0f64;
+        for d in Direction::ALL {
+            let t = apply(s, n, d);
+            if t == s {
+                continue;
+            }
+            let q = if is_won(t, n, game.target_exp) {
+                1.0
+            } else {
+                spawns(t, n)
+                    .into_iter()
+                    .map(|(next, p)| {
+                        if is_lost(next, n) { 0.0 } else { p * value[&canonical(next, n)] }
+                    })
+                    .sum()
+            };
+            best = best.max(game.discount * q);
+        }
+        value.insert(s, best);
+    }
+    value
+}

@@ -1,0 +1,139 @@
+//! Tile placement: the random start and the canonical successors of a state.
+//!
+//! A successor is a move followed by a spawn. Instead of canonicalising every
+//! successor from scratch, the 8 symmetric images of the afterstate are
+//! computed once and the new tile is ORed into each image at the position its
+//! cell maps to ([`crate::tables::Tables::pos`]); the minimum is the canonical
+//! successor.
+
+use std::collections::BTreeMap;
+
+use crate::board::{block_mask, occupied_bits, LOW_BITS};
+use crate::canonical::{canonical, images};
+use crate::tables::Tables;
+
+/// Probability that a spawned tile is a 2 (exponent 1); a 4 otherwise.
+pub const P_TWO: f64 = 0.9;
+/// Probability that a spawned tile is a 4 (exponent 2).
+pub const P_FOUR: f64 = 0.1;
+
+/// Bits (lowest of each nybble) of the empty cells of the `n x n` block.
+#[inline(always)]
+pub fn empty_bits(x: u64, n: usize) -> u64 {
+    block_mask(n) & LOW_BITS & !occupied_bits(x)
+}
+
+/// Calls `f(two, four)` for each empty cell of afterstate `t`, in increasing
+/// cell order, with the canonical boards made by placing a 2 and a 4 there.
+#[inline(always)]
+pub fn for_each_spawn(t: u64, n: usize, tables: &Tables, mut f: impl FnMut(u64, u64)) {
+    let im = images(t, n);
+    let mut empties = empty_bits(t, n);
+    while empties != 0 {
+        let cell = (empties.trailing_zeros() / 4) as usize;
+        let mut two = u64::MAX;
+        let mut four = u64::MAX;
+        for (g, &img) in im.iter().enumerate() {
+            let shift = 4 * tables.pos[g][cell] as u32;
+            two = two.min(img | (1u64 << shift));
+            four = four.min(img | (2u64 << shift));
+        }
+        f(two, four);
+        empties &= empties - 1;
+    }
+}
+
+/// The start distribution: canonical boards with two tiles placed on the empty
+/// board by the spawn rule. Probabilities are kept as integer weights over a
+/// common denominator so that expectations are exact where the values are
+/// (a game that is always won has start value exactly 1).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Starts {
+    /// Canonical start board -> weight.
+    pub weights: BTreeMap<u64, u64>,
+    /// Sum of all weights.
+    pub denominator: u64,
+}
+
+impl Starts {
+    /// The start distribution of the `n x n` game.
+    pub fn new(n: usize) -> Starts {
+        let cells: Vec<u32> =
+            (0..n).flat_map(|r| (0..n).map(move |c| (16 * r + 4 * c) as u32)).collect();
+        // A 2 has weight 9 and a 4 weight 1 (0.9 and 0.1); each ordered pair of
+        // distinct cells is equally likely.
+        let mut weights = BTreeMap::new();
+        let mut denominator = 0;
+        for &a in &cells {
+            for (ea, wa) in [(1u64, 9u64), (2, 1)] {
+                for &b in cells.iter().filter(|&&b| b != a) {
+                    for (eb, wb) in [(1u64, 9u64), (2, 1)] {
+                        let board = (ea << a) | (eb << b);
+                        *weights.entry(canonical(board, n)).or_insert(0) += wa * wb;
+                        denominator += wa * wb;
+                    }
+                }
+            }
+        }
+        Starts { weights, denominator }
+    }
+
+    /// Probability of a canonical start board.
+    pub fn probability(&self, board: u64) -> f64 {
+        self.weights.get(&board).map_or(0.0, |&w| w as f64 / self.denominator as f64)
+    }
+
+    /// Expectation of `value` over the start distribution.
+    pub fn expect(&self, mut value: impl FnMut(u64) -> f64) -> f64 {
+        let total: f64 = self.weights.iter().map(|(&s, &w)| w as f64 * value(s)).sum();
+        total / self.denominator as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::slow;
+
+    #[test]
+    fn spawns_match_slow() {
+        let mut seed = 99u64;
+        for n in 2..=4 {
+            let tables = Tables::get(n);
+            for _ in 0..3000 {
+                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                // Sparse random boards: each cell empty with probability ~1/2.
+                let mut t = 0u64;
+                for r in 0..n {
+                    for c in 0..n {
+                        let v = (seed >> (3 * (4 * r + c))) & 7;
+                        if v >= 4 {
+                            t |= ((v - 3) as u64) << (16 * r + 4 * c);
+                        }
+                    }
+                }
+                let mut fast = Vec::new();
+                for_each_spawn(t, n, tables, |two, four| {
+                    fast.push(two);
+                    fast.push(four);
+                });
+                let slow: Vec<u64> =
+                    slow::spawns(t, n).into_iter().map(|(b, _)| slow::canonical(b, n)).collect();
+                assert_eq!(fast, slow, "n={n} t={t:#x}");
+            }
+        }
+    }
+
+    #[test]
+    fn starts_match_slow_and_sum_to_one() {
+        for n in 2..=4 {
+            let fast = Starts::new(n);
+            let slow = slow::starts(n);
+            assert_eq!(fast.weights.keys().collect::<Vec<_>>(), slow.keys().collect::<Vec<_>>());
+            for (&k, p) in &slow {
+                assert!((p - fast.probability(k)).abs() < 1e-15);
+            }
+            assert_eq!(fast.expect(|_| 1.0), 1.0);
+        }
+    }
+}
