@@ -12,6 +12,7 @@
 //! - [`chunk`]: the on-disk chunk format (header, checksum, compression).
 //! - [`kernel`]: the enumerate, merge and solve kernels that tasks run.
 //! - [`table`]: the in-memory value table the solve kernel looks states up in.
+//! - [`task`]: the task model shared by coordinator and workers, and object names.
 //! - [`slow`]: a deliberately slow, obvious implementation of the rules that
 //!   the fast code is tested against.
 #![deny(missing_docs)]
@@ -26,6 +27,7 @@ pub mod part;
 pub mod slow;
 pub mod spawn;
 pub mod table;
+pub mod task;
 pub mod tables;
 
 pub use board::Board;

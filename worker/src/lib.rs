@@ -1,1 +1,12 @@
-//! stub
+//! The worker side of solve2048: runs tasks against an object store.
+//!
+//! Modules:
+//! - [`store`]: opening a store and reading/writing verified chunk objects.
+//! - [`exec`]: [`exec::Worker`], which runs one [`solve2048_core::task::Task`]
+//!   (reads its inputs, runs the core kernel on rayon, writes its outputs).
+
+pub mod exec;
+pub mod store;
+
+pub use exec::{Worker, WorkerError};
+pub use store::{Store, StoreError};

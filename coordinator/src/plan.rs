@@ -1,0 +1,388 @@
+//! The job as a sequence of stages over layers.
+//!
+//! Forward, for tile sum S = 4, 6, 8, ...: merge every group of every part of
+//! layer S (its runs came from the seed and from enumerating layers S-2 and
+//! S-4), then enumerate every chunk of layer S into runs for layers S+2 and
+//! S+4. Backward, for S from the last layer down to 4: solve every chunk of
+//! layer S against layers S+2 and S+4. Tasks within a stage are independent
+//! and run concurrently; each is skipped when its commit record exists.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use futures::future::BoxFuture;
+use futures::StreamExt;
+use serde::Serialize;
+use solve2048_core::part::PartId;
+use solve2048_core::task::{ChunkRef, JobSpec, RunRef, TargetGroups, Task, TaskOutput};
+
+use crate::records::{CoordinatorError, Records};
+
+/// Most hash groups a part is split into.
+const MAX_GROUPS: u64 = 4096;
+
+/// Runs tasks (in-process workers, or remote ones).
+pub trait Executor: Send + Sync {
+    /// Run one task; the error is reported as text and the task retried.
+    fn run<'a>(&'a self, task: &'a Task) -> BoxFuture<'a, Result<TaskOutput, String>>;
+}
+
+/// The two passes of a job.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Phase {
+    /// Forward enumeration of the reachable states.
+    Enumerate,
+    /// Backward solve of values and policy.
+    Solve,
+}
+
+/// What the job is doing, for progress displays.
+#[derive(Clone, Debug)]
+pub enum Progress {
+    /// A phase begins.
+    PhaseStart(Phase),
+    /// A phase ended.
+    PhaseEnd(Phase),
+    /// A stage of tasks over one layer begins.
+    Stage {
+        /// Phase.
+        phase: Phase,
+        /// "merge", "enumerate" or "solve".
+        stage: &'static str,
+        /// Tile sum of the layer.
+        sum: u32,
+        /// Tasks in the stage.
+        tasks: usize,
+    },
+    /// A task finished (or was found already committed).
+    TaskDone {
+        /// States the task produced or processed.
+        states: u64,
+        /// True when skipped because already committed.
+        skipped: bool,
+    },
+}
+
+/// One part of the state space in the summary.
+#[derive(Clone, Debug, Serialize)]
+pub struct PartSummary {
+    /// Tile sum.
+    pub sum: u32,
+    /// Max tile value.
+    pub max_tile: u32,
+    /// Non-terminal canonical states.
+    pub states: u64,
+    /// Chunks it is stored in.
+    pub chunks: usize,
+}
+
+/// The outcome of a job.
+#[derive(Clone, Debug, Serialize)]
+pub struct Summary {
+    /// Every part, in (sum, max tile) order.
+    pub parts: Vec<PartSummary>,
+    /// Total non-terminal canonical states.
+    pub states: u64,
+    /// Value of the game from the random start.
+    pub start_value: f64,
+    /// Wall time of the forward pass.
+    pub enumerate_seconds: f64,
+    /// Wall time of the backward pass.
+    pub solve_seconds: f64,
+    /// Tasks run in this process.
+    pub tasks_run: u64,
+    /// Tasks skipped because already committed.
+    pub tasks_skipped: u64,
+}
+
+/// Runs one job to the end.
+pub struct Coordinator<'a> {
+    records: Records,
+    job: JobSpec,
+    executor: &'a dyn Executor,
+    concurrency: usize,
+    max_attempts: u32,
+    progress: &'a (dyn Fn(&Progress) + Sync),
+    tasks_run: u64,
+    tasks_skipped: u64,
+}
+
+/// Run `job` to completion on `records`' store with `executor`, calling
+/// `progress` as it goes. `concurrency` tasks run at once; a failing task is
+/// retried up to `max_attempts` times in all before the job stops.
+pub async fn run(
+    records: Records,
+    job: JobSpec,
+    executor: &dyn Executor,
+    concurrency: usize,
+    max_attempts: u32,
+    progress: &(dyn Fn(&Progress) + Sync),
+) -> Result<Summary, CoordinatorError> {
+    records.open_job(&job).await?;
+    let mut c = Coordinator {
+        records,
+        job,
+        executor,
+        concurrency: concurrency.max(1),
+        max_attempts: max_attempts.max(1),
+        progress,
+        tasks_run: 0,
+        tasks_skipped: 0,
+    };
+    c.run_job().await
+}
+
+/// Group count of a part: sized from the parts of layer sum-4 that feed it,
+/// which are final before any task writes a run for this part, so the count
+/// is the same on every run of the job.
+fn groups_for(part: PartId, sizes: &BTreeMap<PartId, u64>, chunk_size: u64) -> u32 {
+    if part.sum <= 8 {
+        return 1;
+    }
+    let size = |max_exp: u8| sizes.get(&PartId { sum: part.sum - 4, max_exp }).copied().unwrap_or(0);
+    let estimate = 2 * (size(part.max_exp) + size(part.max_exp.saturating_sub(1)));
+    estimate.div_ceil(chunk_size.max(1)).clamp(1, MAX_GROUPS) as u32
+}
+
+/// Every part a successor of a state in `part` can fall in.
+fn successor_parts(part: PartId) -> Vec<PartId> {
+    let mut out = Vec::new();
+    for tile in 1..=2u8 {
+        for grew in 0..=1u8 {
+            let p = PartId { sum: part.sum + (2u32 << (tile - 1)), max_exp: (part.max_exp + grew).max(tile) };
+            if !out.contains(&p) {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+impl Coordinator<'_> {
+    async fn run_job(&mut self) -> Result<Summary, CoordinatorError> {
+        let t0 = Instant::now();
+        (self.progress)(&Progress::PhaseStart(Phase::Enumerate));
+        let layers = self.forward().await?;
+        (self.progress)(&Progress::PhaseEnd(Phase::Enumerate));
+        let enumerate_seconds = t0.elapsed().as_secs_f64();
+        let t1 = Instant::now();
+        (self.progress)(&Progress::PhaseStart(Phase::Solve));
+        let start_value = self.backward(&layers).await?;
+        (self.progress)(&Progress::PhaseEnd(Phase::Solve));
+        let solve_seconds = t1.elapsed().as_secs_f64();
+        let mut parts: BTreeMap<PartId, (u64, usize)> = BTreeMap::new();
+        for c in layers.values().flatten() {
+            let e = parts.entry(c.id.part).or_default();
+            e.0 += c.count;
+            e.1 += 1;
+        }
+        let parts: Vec<PartSummary> = parts
+            .into_iter()
+            .map(|(p, (states, chunks))| PartSummary {
+                sum: p.sum,
+                max_tile: 1 << p.max_exp,
+                states,
+                chunks,
+            })
+            .collect();
+        Ok(Summary {
+            states: parts.iter().map(|p| p.states).sum(),
+            parts,
+            start_value,
+            enumerate_seconds,
+            solve_seconds,
+            tasks_run: self.tasks_run,
+            tasks_skipped: self.tasks_skipped,
+        })
+    }
+
+    /// Run a stage's tasks (skipping committed ones); outputs in task order.
+    async fn stage(
+        &mut self,
+        phase: Phase,
+        stage: &'static str,
+        sum: u32,
+        tasks: Vec<Task>,
+    ) -> Result<Vec<TaskOutput>, CoordinatorError> {
+        (self.progress)(&Progress::Stage { phase, stage, sum, tasks: tasks.len() });
+        let records = &self.records;
+        let executor = self.executor;
+        let attempts = self.max_attempts;
+        let progress = self.progress;
+        let results: Vec<Result<(TaskOutput, bool), CoordinatorError>> =
+            futures::stream::iter(tasks.iter().map(|task| async move {
+                if let Some(out) = records.committed(task).await? {
+                    progress(&Progress::TaskDone { states: states_of(task, &out), skipped: true });
+                    return Ok((out, true));
+                }
+                let mut last = String::new();
+                for attempt in 1..=attempts {
+                    match executor.run(task).await {
+                        Ok(out) => {
+                            records.commit(task, &out).await?;
+                            progress(&Progress::TaskDone { states: states_of(task, &out), skipped: false });
+                            return Ok((out, false));
+                        }
+                        Err(e) => {
+                            tracing::warn!(task = %task.key(), attempt, error = %e, "task failed");
+                            last = e;
+                        }
+                    }
+                }
+                Err(CoordinatorError::TaskFailed { task: task.key(), attempts, error: last })
+            }))
+            .buffered(self.concurrency)
+            .collect()
+            .await;
+        let mut outputs = Vec::with_capacity(results.len());
+        for r in results {
+            let (out, skipped) = r?;
+            if skipped {
+                self.tasks_skipped += 1;
+            } else {
+                self.tasks_run += 1;
+            }
+            outputs.push(out);
+        }
+        Ok(outputs)
+    }
+
+    /// The forward pass; returns the chunks of every layer.
+    async fn forward(&mut self) -> Result<BTreeMap<u32, Vec<ChunkRef>>, CoordinatorError> {
+        let mut sizes: BTreeMap<PartId, u64> = BTreeMap::new();
+        let mut layers: BTreeMap<u32, Vec<ChunkRef>> = BTreeMap::new();
+        // Runs waiting to be merged: part -> group -> runs.
+        let mut pending: BTreeMap<PartId, BTreeMap<u32, Vec<RunRef>>> = BTreeMap::new();
+        let seed_targets = [4u32, 6, 8]
+            .into_iter()
+            .flat_map(|sum| (1..=2u8).map(move |max_exp| PartId { sum, max_exp }))
+            .map(|part| TargetGroups { part, groups: 1 })
+            .collect();
+        let seed = self.stage(Phase::Enumerate, "seed", 4, vec![Task::Seed { targets: seed_targets }]).await?;
+        add_runs(&mut pending, seed);
+        let mut sum = 4;
+        while pending.keys().any(|p| p.sum >= sum) {
+            // Merge layer `sum`.
+            let parts: Vec<PartId> = pending.keys().filter(|p| p.sum == sum).copied().collect();
+            let mut merges = Vec::new();
+            for part in &parts {
+                for (group, runs) in pending.remove(part).unwrap() {
+                    merges.push(Task::Merge { part: *part, group, runs });
+                }
+            }
+            let outputs = self.stage(Phase::Enumerate, "merge", sum, merges.clone()).await?;
+            let mut chunks: Vec<ChunkRef> = Vec::new();
+            for out in outputs {
+                if let TaskOutput::Chunks(c) = out {
+                    chunks.extend(c);
+                }
+            }
+            chunks.sort_by_key(|c| c.id);
+            for c in &chunks {
+                *sizes.entry(c.id.part).or_default() += c.count;
+            }
+            // The runs are merged for good: free their space.
+            for task in &merges {
+                if let Task::Merge { runs, .. } = task {
+                    for r in runs {
+                        self.records.delete(&r.object).await?;
+                    }
+                }
+            }
+            // Enumerate layer `sum`.
+            let enumerates: Vec<Task> = chunks
+                .iter()
+                .map(|c| Task::Enumerate {
+                    chunk: *c,
+                    targets: successor_parts(c.id.part)
+                        .into_iter()
+                        .map(|part| TargetGroups {
+                            part,
+                            groups: groups_for(part, &sizes, self.job.chunk_size),
+                        })
+                        .collect(),
+                })
+                .collect();
+            let outputs = self.stage(Phase::Enumerate, "enumerate", sum, enumerates).await?;
+            add_runs(&mut pending, outputs);
+            if !chunks.is_empty() {
+                layers.insert(sum, chunks);
+            }
+            sum += 2;
+        }
+        Ok(layers)
+    }
+
+    /// The backward pass; returns the start value.
+    async fn backward(&mut self, layers: &BTreeMap<u32, Vec<ChunkRef>>) -> Result<f64, CoordinatorError> {
+        let layer = |s: u32| layers.get(&s).cloned().unwrap_or_default();
+        for (&sum, chunks) in layers.iter().rev() {
+            let next: Vec<ChunkRef> = [layer(sum + 2), layer(sum + 4)].concat();
+            let tasks = chunks.iter().map(|c| Task::Solve { chunk: *c, next: next.clone() }).collect();
+            self.stage(Phase::Solve, "solve", sum, tasks).await?;
+        }
+        let starts = [layer(4), layer(6), layer(8)].concat();
+        let out = self.stage(Phase::Solve, "start", 4, vec![Task::StartValue { layers: starts }]).await?;
+        match out.first() {
+            Some(TaskOutput::StartValue(v)) => Ok(*v),
+            other => Err(CoordinatorError::Damaged {
+                object: "commits/start-value.json".into(),
+                reason: format!("unexpected output {other:?}"),
+            }),
+        }
+    }
+}
+
+fn add_runs(pending: &mut BTreeMap<PartId, BTreeMap<u32, Vec<RunRef>>>, outputs: Vec<TaskOutput>) {
+    for out in outputs {
+        if let TaskOutput::Runs(runs) = out {
+            for r in runs {
+                pending.entry(r.part).or_default().entry(r.group).or_default().push(r);
+            }
+        }
+    }
+}
+
+/// States a task handled, for progress rates.
+fn states_of(task: &Task, out: &TaskOutput) -> u64 {
+    match (task, out) {
+        (Task::Enumerate { chunk, .. }, _) | (Task::Solve { chunk, .. }, _) => chunk.count,
+        (_, TaskOutput::Chunks(c)) => c.iter().map(|c| c.count).sum(),
+        _ => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn successor_parts_cover_growth_and_small_tiles() {
+        let p = successor_parts(PartId { sum: 20, max_exp: 3 });
+        assert_eq!(
+            p,
+            vec![
+                PartId { sum: 22, max_exp: 3 },
+                PartId { sum: 22, max_exp: 4 },
+                PartId { sum: 24, max_exp: 3 },
+                PartId { sum: 24, max_exp: 4 }
+            ]
+        );
+        // Two 2s: a spawned 4 becomes the max tile.
+        let p = successor_parts(PartId { sum: 4, max_exp: 1 });
+        assert!(p.contains(&PartId { sum: 8, max_exp: 2 }));
+        assert!(p.contains(&PartId { sum: 6, max_exp: 1 }));
+    }
+
+    #[test]
+    fn group_counts_follow_feeding_parts() {
+        let mut sizes = BTreeMap::new();
+        sizes.insert(PartId { sum: 36, max_exp: 5 }, 1000);
+        sizes.insert(PartId { sum: 36, max_exp: 4 }, 500);
+        assert_eq!(groups_for(PartId { sum: 40, max_exp: 5 }, &sizes, 100), 30);
+        assert_eq!(groups_for(PartId { sum: 40, max_exp: 6 }, &sizes, 100), 20);
+        assert_eq!(groups_for(PartId { sum: 8, max_exp: 2 }, &sizes, 1), 1);
+        assert_eq!(groups_for(PartId { sum: 40, max_exp: 9 }, &sizes, 100), 1);
+    }
+}

@@ -1,0 +1,168 @@
+//! Durable job state in the store: the job manifest (`job.json`) and one
+//! commit record per finished task (`commits/<task>.json`).
+//!
+//! A task's outputs are written first and its commit record last, each as one
+//! atomic put; a task counts as done exactly when its record exists. After a
+//! crash at any instant a rerun finds either no record (and recomputes the
+//! task, rewriting identical bytes) or the record (and skips the task).
+
+use std::sync::Arc;
+
+use object_store::path::Path;
+use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
+use serde::{Deserialize, Serialize};
+use solve2048_core::chunk::FORMAT_VERSION;
+use solve2048_core::task::{layout, JobSpec, Task, TaskOutput};
+
+/// Errors of the coordinator.
+#[derive(Debug, thiserror::Error)]
+pub enum CoordinatorError {
+    /// The store holds another job.
+    #[error("store {location} holds a different job ({found}); requested {requested}. Use another --store, or the same settings to resume")]
+    ForeignJob {
+        /// Store location.
+        location: String,
+        /// The job in the store.
+        found: String,
+        /// The job asked for.
+        requested: String,
+    },
+    /// The store was written by an incompatible format version.
+    #[error("store {location} uses chunk format version {found}; this build reads version {FORMAT_VERSION}")]
+    FormatVersion {
+        /// Store location.
+        location: String,
+        /// Version found.
+        found: u16,
+    },
+    /// Reading or writing a record failed.
+    #[error("store error on {object}: {reason}")]
+    Store {
+        /// The object.
+        object: String,
+        /// Why.
+        reason: String,
+    },
+    /// A record that does not parse.
+    #[error("record {object} is damaged: {reason}")]
+    Damaged {
+        /// The object.
+        object: String,
+        /// Why.
+        reason: String,
+    },
+    /// A task failed on every attempt.
+    #[error("task {task} failed {attempts} times; last error: {error}")]
+    TaskFailed {
+        /// Task key.
+        task: String,
+        /// Attempts made.
+        attempts: u32,
+        /// The last error.
+        error: String,
+    },
+}
+
+/// The job manifest: what the store holds.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct JobManifest {
+    /// Chunk format version of every object.
+    pub format_version: u16,
+    /// The job.
+    pub job: JobSpec,
+}
+
+/// Access to the records of one store.
+#[derive(Clone)]
+pub struct Records {
+    store: Arc<dyn ObjectStore>,
+    location: String,
+}
+
+impl Records {
+    /// Records of `store` (described as `location` in messages).
+    pub fn new(store: Arc<dyn ObjectStore>, location: &str) -> Records {
+        Records { store, location: location.to_string() }
+    }
+
+    async fn get(&self, object: &str) -> Result<Option<Vec<u8>>, CoordinatorError> {
+        let err = |e: object_store::Error| CoordinatorError::Store {
+            object: object.to_string(),
+            reason: e.to_string(),
+        };
+        match self.store.get(&Path::from(object)).await {
+            Ok(r) => Ok(Some(r.bytes().await.map_err(err)?.to_vec())),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(err(e)),
+        }
+    }
+
+    async fn put(&self, object: &str, bytes: Vec<u8>) -> Result<(), CoordinatorError> {
+        self.store.put(&Path::from(object), PutPayload::from(bytes)).await.map(|_| ()).map_err(|e| {
+            CoordinatorError::Store { object: object.to_string(), reason: e.to_string() }
+        })
+    }
+
+    /// Delete an object; a missing one is fine.
+    pub async fn delete(&self, object: &str) -> Result<(), CoordinatorError> {
+        match self.store.delete(&Path::from(object)).await {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(e) => Err(CoordinatorError::Store { object: object.to_string(), reason: e.to_string() }),
+        }
+    }
+
+    fn parse<T: serde::de::DeserializeOwned>(object: &str, bytes: &[u8]) -> Result<T, CoordinatorError> {
+        serde_json::from_slice(bytes)
+            .map_err(|e| CoordinatorError::Damaged { object: object.to_string(), reason: e.to_string() })
+    }
+
+    /// Read the job manifest, if any.
+    pub async fn manifest(&self) -> Result<Option<JobManifest>, CoordinatorError> {
+        match self.get(layout::JOB).await? {
+            Some(bytes) => {
+                // Check the version before the shape, so an old or new store
+                // gets a version message rather than a parse error.
+                let v: serde_json::Value = Self::parse(layout::JOB, &bytes)?;
+                let found = v.get("format_version").and_then(|x| x.as_u64()).unwrap_or(0) as u16;
+                if found != FORMAT_VERSION {
+                    return Err(CoordinatorError::FormatVersion { location: self.location.clone(), found });
+                }
+                Ok(Some(Self::parse(layout::JOB, &bytes)?))
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// Open the job in the store: create its manifest, or check that the one
+    /// there is this job.
+    pub async fn open_job(&self, job: &JobSpec) -> Result<(), CoordinatorError> {
+        let want = JobManifest { format_version: FORMAT_VERSION, job: *job };
+        match self.manifest().await? {
+            Some(found) if found == want => Ok(()),
+            Some(found) => Err(CoordinatorError::ForeignJob {
+                location: self.location.clone(),
+                found: describe(&found.job),
+                requested: describe(job),
+            }),
+            None => self.put(layout::JOB, serde_json::to_vec_pretty(&want).unwrap()).await,
+        }
+    }
+
+    /// The recorded output of a committed task.
+    pub async fn committed(&self, task: &Task) -> Result<Option<TaskOutput>, CoordinatorError> {
+        let object = layout::commit(&task.key());
+        match self.get(&object).await? {
+            Some(bytes) => Ok(Some(Self::parse(&object, &bytes)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Commit a task's output (after all its objects are written).
+    pub async fn commit(&self, task: &Task, output: &TaskOutput) -> Result<(), CoordinatorError> {
+        self.put(&layout::commit(&task.key()), serde_json::to_vec(output).unwrap()).await
+    }
+}
+
+fn describe(job: &JobSpec) -> String {
+    format!("{}, chunk size {}, zstd level {}", job.game.name(), job.chunk_size, job.zstd_level)
+}

@@ -1,0 +1,286 @@
+//! Running one task: read inputs from the store, run the kernel on rayon (off
+//! the async runtime, so a long chunk never starves I/O), write outputs.
+//!
+//! Outputs go to deterministic object names and every kernel is a pure
+//! function of its inputs, so running a task again rewrites identical bytes.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use futures::{StreamExt, TryStreamExt};
+use solve2048_core::chunk::{self, file_checksum, ChunkHeader, ChunkKind};
+use solve2048_core::kernel::{self, SolveError};
+use solve2048_core::part::{group_of, ChunkId, PartId};
+use solve2048_core::spawn::Starts;
+use solve2048_core::table::ValueTable;
+use solve2048_core::task::{layout, ChunkRef, JobSpec, RunRef, TargetGroups, Task, TaskOutput};
+use solve2048_core::Board;
+use tokio::sync::OnceCell;
+
+use crate::store::{Store, StoreError};
+
+/// Why a task failed.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkerError {
+    /// Reading or writing the store failed, or an input was rejected.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The solve kernel found its inputs inconsistent.
+    #[error("solving {chunk}: {source}")]
+    Solve {
+        /// The chunk being solved.
+        chunk: ChunkId,
+        /// What was inconsistent.
+        source: SolveError,
+    },
+    /// The task does not fit the job (a planner bug or a foreign task).
+    #[error("invalid task {task}: {reason}")]
+    InvalidTask {
+        /// Task key.
+        task: String,
+        /// Why.
+        reason: String,
+    },
+    /// A kernel thread panicked.
+    #[error("kernel of task {task} panicked")]
+    Panic {
+        /// Task key.
+        task: String,
+    },
+}
+
+/// Loaded value tables of layers, shared by concurrent solve tasks; each
+/// layer is loaded once.
+type LayerCache = BTreeMap<u32, Arc<OnceCell<Arc<ValueTable>>>>;
+
+/// Runs tasks of one job against one store.
+pub struct Worker {
+    store: Store,
+    job: JobSpec,
+    // std Mutex: held only to look up or insert a cell, never across an await.
+    layers: Mutex<LayerCache>,
+}
+
+impl Worker {
+    /// A worker for `job` on `store`.
+    pub fn new(store: Store, job: JobSpec) -> Worker {
+        Worker { store, job, layers: Mutex::new(BTreeMap::new()) }
+    }
+
+    fn header(&self, kind: ChunkKind, id: ChunkId, count: u64) -> ChunkHeader {
+        ChunkHeader { kind, game: self.job.game, id, count }
+    }
+
+    /// Run one task to completion.
+    pub async fn run(&self, task: &Task) -> Result<TaskOutput, WorkerError> {
+        match task {
+            Task::Seed { targets } => {
+                let starts = Starts::new(self.job.game.size());
+                let mut by_part: BTreeMap<PartId, Vec<u64>> = BTreeMap::new();
+                for &s in starts.weights.keys() {
+                    let b = Board(s);
+                    by_part
+                        .entry(PartId { sum: b.tile_sum(), max_exp: b.max_exponent() })
+                        .or_default()
+                        .push(s);
+                }
+                self.write_runs(task, None, by_part, targets).await
+            }
+            Task::Enumerate { chunk, targets } => {
+                let states = self.read_states(chunk).await?;
+                let (game, part) = (self.job.game, chunk.id.part);
+                let succ = self
+                    .blocking(task, move || kernel::enumerate(&game, part, &states))
+                    .await?;
+                self.write_runs(task, Some(&chunk.id), succ, targets).await
+            }
+            Task::Merge { part, group, runs } => self.merge(task, *part, *group, runs).await,
+            Task::Solve { chunk, next } => self.solve(task, chunk, next).await,
+            Task::StartValue { layers } => {
+                let tables = self.tables(layers).await?;
+                let starts = Starts::new(self.job.game.size());
+                let mut missing = None;
+                let v = starts.expect(|s| {
+                    let table = tables.get(&Board(s).tile_sum());
+                    table.and_then(|t| t.get(s)).unwrap_or_else(|| {
+                        missing = Some(s);
+                        0.0
+                    })
+                });
+                if let Some(s) = missing {
+                    return Err(WorkerError::InvalidTask {
+                        task: task.key(),
+                        reason: format!("start state {s:#018x} has no stored value"),
+                    });
+                }
+                Ok(TaskOutput::StartValue(v))
+            }
+        }
+    }
+
+    async fn blocking<T: Send + 'static>(
+        &self,
+        task: &Task,
+        f: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, WorkerError> {
+        tokio::task::spawn_blocking(f).await.map_err(|_| WorkerError::Panic { task: task.key() })
+    }
+
+    async fn read_solved(&self, c: ChunkRef) -> Result<(Vec<u64>, Vec<f64>), WorkerError> {
+        let states = self.read_states(&c).await?;
+        let h = self.header(ChunkKind::Values, c.id, c.count);
+        let values = self.store.read_values(&layout::values(&c.id), &h).await?;
+        Ok((states, values))
+    }
+
+    async fn read_states(&self, chunk: &ChunkRef) -> Result<Vec<u64>, WorkerError> {
+        let h = self.header(ChunkKind::States, chunk.id, chunk.count);
+        Ok(self.store.read_keys(&layout::states(&chunk.id), &h).await?)
+    }
+
+    /// Split each part's sorted successors into its hash groups and write one
+    /// run per non-empty group.
+    async fn write_runs(
+        &self,
+        task: &Task,
+        source: Option<&ChunkId>,
+        by_part: BTreeMap<PartId, Vec<u64>>,
+        targets: &[TargetGroups],
+    ) -> Result<TaskOutput, WorkerError> {
+        let mut runs = Vec::new();
+        for (part, keys) in by_part {
+            let groups = targets.iter().find(|t| t.part == part).map(|t| t.groups).ok_or_else(|| {
+                WorkerError::InvalidTask {
+                    task: task.key(),
+                    reason: format!("successors in {part}, which the task gives no group count"),
+                }
+            })?;
+            let mut split: Vec<Vec<u64>> = vec![Vec::new(); groups as usize];
+            for k in keys {
+                split[group_of(k, groups) as usize].push(k);
+            }
+            for (group, keys) in split.into_iter().enumerate() {
+                if keys.is_empty() {
+                    continue;
+                }
+                let group = group as u32;
+                let object = layout::run(&part, group, source);
+                // A run's header carries its target part and group; the index
+                // field is unused (0).
+                let id = ChunkId { part, group, index: 0 };
+                let bytes = chunk::encode_keys(
+                    &self.header(ChunkKind::Run, id, keys.len() as u64),
+                    &keys,
+                    self.job.zstd_level,
+                );
+                let checksum = file_checksum(&bytes);
+                self.store.put(&object, bytes).await?;
+                runs.push(RunRef { part, group, object, count: keys.len() as u64, checksum });
+            }
+        }
+        Ok(TaskOutput::Runs(runs))
+    }
+
+    async fn merge(
+        &self,
+        task: &Task,
+        part: PartId,
+        group: u32,
+        runs: &[RunRef],
+    ) -> Result<TaskOutput, WorkerError> {
+        let mut reads = Vec::with_capacity(runs.len());
+        for r in runs {
+            let h = self.header(ChunkKind::Run, ChunkId { part, group, index: 0 }, r.count);
+            reads.push(self.store.read_keys_owned(r.object.clone(), h));
+        }
+        let loaded: Vec<Vec<u64>> =
+            futures::stream::iter(reads).buffered(8).try_collect().await?;
+        let states = self.blocking(task, move || kernel::merge(loaded)).await?;
+        let mut out = Vec::new();
+        for (index, range) in
+            kernel::balanced_splits(states.len(), self.job.chunk_size as usize).into_iter().enumerate()
+        {
+            let id = ChunkId { part, group, index: index as u32 };
+            let keys = &states[range];
+            let bytes = chunk::encode_keys(
+                &self.header(ChunkKind::States, id, keys.len() as u64),
+                keys,
+                self.job.zstd_level,
+            );
+            let checksum = file_checksum(&bytes);
+            self.store.put(&layout::states(&id), bytes).await?;
+            out.push(ChunkRef { id, count: keys.len() as u64, checksum });
+        }
+        Ok(TaskOutput::Chunks(out))
+    }
+
+    async fn solve(
+        &self,
+        task: &Task,
+        chunk: &ChunkRef,
+        next: &[ChunkRef],
+    ) -> Result<TaskOutput, WorkerError> {
+        let sum = chunk.id.part.sum;
+        let tables = self.tables(next).await?;
+        self.evict_above(sum + 4);
+        let empty = Arc::new(ValueTable::with_capacity(1));
+        let plus2 = tables.get(&(sum + 2)).cloned().unwrap_or_else(|| empty.clone());
+        let plus4 = tables.get(&(sum + 4)).cloned().unwrap_or(empty);
+        let states = self.read_states(chunk).await?;
+        let game = self.job.game;
+        let (values, actions) = self
+            .blocking(task, move || kernel::solve(&game, sum, &states, &plus2, &plus4))
+            .await?
+            .map_err(|source| WorkerError::Solve { chunk: chunk.id, source })?;
+        let level = self.job.zstd_level;
+        let vbytes =
+            chunk::encode_values(&self.header(ChunkKind::Values, chunk.id, chunk.count), &values, level);
+        let pbytes =
+            chunk::encode_policy(&self.header(ChunkKind::Policy, chunk.id, chunk.count), &actions, level);
+        let (values_checksum, policy_checksum) = (file_checksum(&vbytes), file_checksum(&pbytes));
+        self.store.put(&layout::values(&chunk.id), vbytes).await?;
+        self.store.put(&layout::policy(&chunk.id), pbytes).await?;
+        Ok(TaskOutput::Solved { values_checksum, policy_checksum })
+    }
+
+    /// Value tables of every layer `chunks` belong to, loading each at most once.
+    async fn tables(&self, chunks: &[ChunkRef]) -> Result<BTreeMap<u32, Arc<ValueTable>>, WorkerError> {
+        let mut by_layer: BTreeMap<u32, Vec<ChunkRef>> = BTreeMap::new();
+        for c in chunks {
+            by_layer.entry(c.id.part.sum).or_default().push(*c);
+        }
+        let mut out = BTreeMap::new();
+        for (sum, layer) in by_layer {
+            let cell = self.layers.lock().unwrap().entry(sum).or_default().clone();
+            let table = cell.get_or_try_init(|| self.load_layer(layer)).await?;
+            out.insert(sum, table.clone());
+        }
+        Ok(out)
+    }
+
+    fn evict_above(&self, sum: u32) {
+        self.layers.lock().unwrap().retain(|&s, _| s <= sum);
+    }
+
+    async fn load_layer(&self, chunks: Vec<ChunkRef>) -> Result<Arc<ValueTable>, WorkerError> {
+        let total: u64 = chunks.iter().map(|c| c.count).sum();
+        let mut reads = Vec::with_capacity(chunks.len());
+        for c in &chunks {
+            reads.push(self.read_solved(*c));
+        }
+        let pieces: Vec<(Vec<u64>, Vec<f64>)> =
+            futures::stream::iter(reads).buffered(4).try_collect().await?;
+        let table = tokio::task::spawn_blocking(move || {
+            let mut table = ValueTable::with_capacity(total as usize);
+            for (states, values) in pieces {
+                for (s, v) in states.into_iter().zip(values) {
+                    table.insert(s, v);
+                }
+            }
+            table
+        })
+        .await
+        .map_err(|_| WorkerError::Panic { task: "load layer".into() })?;
+        Ok(Arc::new(table))
+    }
+}
