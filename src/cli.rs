@@ -103,6 +103,7 @@ fn solve(args: SolveArgs) -> anyhow::Result<()> {
             "states": summary.states,
             "parts": summary.parts,
             "start_value": summary.start_value,
+            "digest": summary.digest,
             "enumerate_seconds": summary.enumerate_seconds,
             "solve_seconds": summary.solve_seconds,
             "peak_rss_bytes": peak,
@@ -123,6 +124,7 @@ fn solve(args: SolveArgs) -> anyhow::Result<()> {
         println!("  parts: {}  layers: {}", summary.parts.len(),
             summary.parts.iter().map(|p| p.sum).collect::<std::collections::BTreeSet<_>>().len());
         println!("  value of the game (win probability): {:.10}", summary.start_value);
+        println!("  result digest: {}", summary.digest);
         println!("  enumerate: {:8.2} s  {:>10.0} states/s/core  peak RSS {:.2} GiB",
             summary.enumerate_seconds, rate(summary.enumerate_seconds), gib(enum_peak));
         println!("  solve:     {:8.2} s  {:>10.0} states/s/core  peak RSS {:.2} GiB",

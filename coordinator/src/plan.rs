@@ -86,6 +86,9 @@ pub struct Summary {
     pub states: u64,
     /// Value of the game from the random start.
     pub start_value: f64,
+    /// Order-independent digest of every (state, value, action), as hex:
+    /// equal digests mean bit-identical results whatever the chunking.
+    pub digest: String,
     /// Wall time of the forward pass.
     pub enumerate_seconds: f64,
     /// Wall time of the backward pass.
@@ -168,7 +171,7 @@ impl Coordinator<'_> {
         let enumerate_seconds = t0.elapsed().as_secs_f64();
         let t1 = Instant::now();
         (self.progress)(&Progress::PhaseStart(Phase::Solve));
-        let start_value = self.backward(&layers).await?;
+        let (start_value, digest) = self.backward(&layers).await?;
         (self.progress)(&Progress::PhaseEnd(Phase::Solve));
         let solve_seconds = t1.elapsed().as_secs_f64();
         let mut parts: BTreeMap<PartId, (u64, usize)> = BTreeMap::new();
@@ -190,6 +193,7 @@ impl Coordinator<'_> {
             states: parts.iter().map(|p| p.states).sum(),
             parts,
             start_value,
+            digest: format!("{digest:016x}"),
             enumerate_seconds,
             solve_seconds,
             tasks_run: self.tasks_run,
@@ -314,18 +318,23 @@ impl Coordinator<'_> {
         Ok(layers)
     }
 
-    /// The backward pass; returns the start value.
-    async fn backward(&mut self, layers: &BTreeMap<u32, Vec<ChunkRef>>) -> Result<f64, CoordinatorError> {
+    /// The backward pass; returns the start value and the result digest.
+    async fn backward(&mut self, layers: &BTreeMap<u32, Vec<ChunkRef>>) -> Result<(f64, u64), CoordinatorError> {
         let layer = |s: u32| layers.get(&s).cloned().unwrap_or_default();
+        let mut digest = 0u64;
         for (&sum, chunks) in layers.iter().rev() {
             let next: Vec<ChunkRef> = [layer(sum + 2), layer(sum + 4)].concat();
             let tasks = chunks.iter().map(|c| Task::Solve { chunk: *c, next: next.clone() }).collect();
-            self.stage(Phase::Solve, "solve", sum, tasks).await?;
+            for out in self.stage(Phase::Solve, "solve", sum, tasks).await? {
+                if let TaskOutput::Solved { digest: d, .. } = out {
+                    digest = digest.wrapping_add(d);
+                }
+            }
         }
         let starts = [layer(4), layer(6), layer(8)].concat();
         let out = self.stage(Phase::Solve, "start", 4, vec![Task::StartValue { layers: starts }]).await?;
         match out.first() {
-            Some(TaskOutput::StartValue(v)) => Ok(*v),
+            Some(TaskOutput::StartValue(v)) => Ok((*v, digest)),
             other => Err(CoordinatorError::Damaged {
                 object: "commits/start-value.json".into(),
                 reason: format!("unexpected output {other:?}"),

@@ -1,1 +1,90 @@
-fn main() {}
+//! Criterion benchmarks of the core kernels on seeded, realistic inputs:
+//! moves, canonicalisation, successor generation and value lookup.
+
+use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use solve2048_core::canonical::canonical;
+use solve2048_core::kernel::{enumerate, solve};
+use solve2048_core::moves::Mover;
+use solve2048_core::part::PartId;
+use solve2048_core::table::ValueTable;
+use solve2048_core::{Board, Direction, Game};
+
+/// Seeded mid-game 4x4 boards: a random walk of real play from a fixed seed,
+/// keeping the boards of one tile-sum layer.
+fn layer_states(game: &Game, sum_goal: u32, want: usize) -> (PartId, Vec<u64>) {
+    let mover = Mover::new(game.size());
+    let mut rng = 0x2048_2048_u64;
+    let mut next = || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng
+    };
+    let mut by_part: std::collections::BTreeMap<PartId, Vec<u64>> = Default::default();
+    while by_part.values().map(Vec::len).max().unwrap_or(0) < want {
+        let mut x = 0u64;
+        loop {
+            let empties: Vec<usize> = (0..16).filter(|&c| (x >> (4 * c)) & 0xF == 0).collect();
+            if empties.is_empty() {
+                break;
+            }
+            let cell = empties[(next() % empties.len() as u64) as usize];
+            x |= (if next() % 10 == 0 { 2 } else { 1 }) << (4 * cell);
+            let b = Board(x);
+            if b.tile_sum() >= sum_goal {
+                if b.tile_sum() == sum_goal && !mover.is_lost(x) && b.max_exponent() < game.target_exp {
+                    by_part.entry(PartId { sum: sum_goal, max_exp: b.max_exponent() }).or_default().push(canonical(x, 4));
+                }
+                break;
+            }
+            let legal: Vec<u64> = Direction::ALL.iter().map(|&d| mover.apply(x, d)).filter(|&t| t != x).collect();
+            if legal.is_empty() {
+                break;
+            }
+            x = legal[(next() % legal.len() as u64) as usize];
+        }
+    }
+    let (part, mut states) = by_part.into_iter().max_by_key(|(_, v)| v.len()).unwrap();
+    states.sort_unstable();
+    states.dedup();
+    (part, states)
+}
+
+fn kernels(c: &mut Criterion) {
+    let game = Game::new(4, 64, 1.0).unwrap();
+    let (part, states) = layer_states(&game, 200, 20_000);
+    let mover = Mover::new(4);
+
+    let mut g = c.benchmark_group("board");
+    g.throughput(Throughput::Elements(states.len() as u64 * 4));
+    g.bench_function("moves_4x4", |b| {
+        b.iter(|| states.iter().map(|&s| Direction::ALL.iter().map(|&d| mover.apply(s, d)).fold(0, u64::wrapping_add)).fold(0, u64::wrapping_add))
+    });
+    g.throughput(Throughput::Elements(states.len() as u64));
+    g.bench_function("canonical_4x4", |b| {
+        b.iter(|| states.iter().map(|&s| canonical(s.rotate_left(16), 4)).fold(0, u64::wrapping_add))
+    });
+    g.finish();
+
+    let mut g = c.benchmark_group("kernel");
+    g.sample_size(10);
+    g.throughput(Throughput::Elements(states.len() as u64));
+    g.bench_function("enumerate_4x4_successors", |b| b.iter(|| enumerate(&game, part, &states)));
+    // Value lookup: solve the states against tables holding every successor.
+    let succ = enumerate(&game, part, &states);
+    let mut plus2 = ValueTable::with_capacity(succ.iter().filter(|(p, _)| p.sum == part.sum + 2).map(|(_, v)| v.len()).sum());
+    let mut plus4 = ValueTable::with_capacity(succ.iter().filter(|(p, _)| p.sum == part.sum + 4).map(|(_, v)| v.len()).sum());
+    for (p, keys) in &succ {
+        let t = if p.sum == part.sum + 2 { &mut plus2 } else { &mut plus4 };
+        for (i, &k) in keys.iter().enumerate() {
+            t.insert(k, (i % 97) as f64 / 97.0);
+        }
+    }
+    g.bench_function("solve_4x4_lookup", |b| {
+        b.iter_batched(|| (), |_| solve(&game, part.sum, &states, &plus2, &plus4).unwrap(), BatchSize::SmallInput)
+    });
+    g.finish();
+}
+
+criterion_group!(benches, kernels);
+criterion_main!(benches);

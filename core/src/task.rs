@@ -128,9 +128,26 @@ pub enum TaskOutput {
         values_checksum: u64,
         /// Payload checksum of the policy object.
         policy_checksum: u64,
+        /// [`result_digest`] of the chunk's states, values and actions.
+        digest: u64,
     },
     /// The value of the game.
     StartValue(f64),
+}
+
+/// An order-independent digest of solved states: the wrapping sum over states
+/// of a hash of (state, value bits, action). Digests of chunks add up to the
+/// digest of the whole job, whatever the chunking, so two runs agree bit for
+/// bit exactly when their digests (and counts) agree.
+pub fn result_digest(states: &[u64], values: &[f64], actions: &[u8]) -> u64 {
+    use crate::part::mix;
+    states
+        .iter()
+        .zip(values)
+        .zip(actions)
+        .fold(0u64, |acc, ((&s, &v), &a)| {
+            acc.wrapping_add(mix(s ^ mix(v.to_bits() ^ mix(a as u64))))
+        })
 }
 
 /// Object names in the store, relative to the job's root.

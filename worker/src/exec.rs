@@ -13,7 +13,7 @@ use solve2048_core::kernel::{self, SolveError};
 use solve2048_core::part::{group_of, ChunkId, PartId};
 use solve2048_core::spawn::Starts;
 use solve2048_core::table::ValueTable;
-use solve2048_core::task::{layout, ChunkRef, JobSpec, RunRef, TargetGroups, Task, TaskOutput};
+use solve2048_core::task::{layout, result_digest, ChunkRef, JobSpec, RunRef, TargetGroups, Task, TaskOutput};
 use solve2048_core::Board;
 use tokio::sync::OnceCell;
 
@@ -228,8 +228,13 @@ impl Worker {
         let plus4 = tables.get(&(sum + 4)).cloned().unwrap_or(empty);
         let states = self.read_states(chunk).await?;
         let game = self.job.game;
-        let (values, actions) = self
-            .blocking(task, move || kernel::solve(&game, sum, &states, &plus2, &plus4))
+        let (values, actions, digest) = self
+            .blocking(task, move || {
+                kernel::solve(&game, sum, &states, &plus2, &plus4).map(|(v, a)| {
+                    let d = result_digest(&states, &v, &a);
+                    (v, a, d)
+                })
+            })
             .await?
             .map_err(|source| WorkerError::Solve { chunk: chunk.id, source })?;
         let level = self.job.zstd_level;
@@ -240,7 +245,7 @@ impl Worker {
         let (values_checksum, policy_checksum) = (file_checksum(&vbytes), file_checksum(&pbytes));
         self.store.put(&layout::values(&chunk.id), vbytes).await?;
         self.store.put(&layout::policy(&chunk.id), pbytes).await?;
-        Ok(TaskOutput::Solved { values_checksum, policy_checksum })
+        Ok(TaskOutput::Solved { values_checksum, policy_checksum, digest })
     }
 
     /// Value tables of every layer `chunks` belong to, loading each at most once.

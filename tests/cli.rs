@@ -1,0 +1,79 @@
+//! Running the binary and reading its JSON.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// The binary under test.
+pub fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_solve2048"))
+}
+
+/// Run `solve2048 solve` with `args` on `store`; panics unless it succeeds.
+pub fn solve_json(store: &Path, args: &[&str]) -> serde_json::Value {
+    let out = solve(store, args);
+    assert!(
+        out.status.success(),
+        "solve {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("exactly one JSON object on stdout")
+}
+
+/// Run `solve2048 solve --json` with `args` on `store`.
+pub fn solve(store: &Path, args: &[&str]) -> Output {
+    bin().arg("solve").args(args).arg("--store").arg(store).arg("--json").output().unwrap()
+}
+
+/// Expect a clean failure whose message contains `needle`.
+pub fn fails_with(out: &Output, needle: &str) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "expected failure, got success");
+    assert!(stderr.contains(needle), "stderr {stderr:?} lacks {needle:?}");
+    assert!(!stderr.contains("panicked"), "panicked: {stderr}");
+}
+
+#[test]
+fn bad_input_gets_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = dir.path().join("s");
+    fails_with(&solve(&s, &["--board", "5", "--target", "64"]), "board size 5 is not supported");
+    fails_with(&solve(&s, &["--board", "1", "--target", "64"]), "board size 1 is not supported");
+    fails_with(&solve(&s, &["--board", "4", "--target", "100"]), "target 100 is not a power of two");
+    fails_with(&solve(&s, &["--board", "4", "--target", "65536"]), "out of range");
+    fails_with(&solve(&s, &["--board", "2", "--target", "128"]), "out of range for 2x2");
+    fails_with(&solve(&s, &["--board", "3", "--target", "64", "--discount", "0"]), "discount 0 is outside (0, 1]");
+    fails_with(&solve(&s, &["--board", "3", "--target", "64", "--discount", "1.5"]), "outside (0, 1]");
+    fails_with(&solve(Path::new("/proc/solve2048-cannot-write"), &["--board", "2", "--target", "8"]), "cannot open store");
+    fails_with(&solve(Path::new("s3://bucket/x"), &["--board", "2", "--target", "8"]), "not supported by this build");
+}
+
+#[test]
+fn store_of_another_game_or_format_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = dir.path().join("s");
+    solve_json(&s, &["--board", "2", "--target", "16"]);
+    fails_with(&solve(&s, &["--board", "2", "--target", "32"]), "holds a different job (2x2-to-16");
+    fails_with(&solve(&s, &["--board", "2", "--target", "16", "--chunk-size", "3"]), "holds a different job");
+    let job = s.join("job.json");
+    let text = std::fs::read_to_string(&job).unwrap().replace("\"format_version\": 1", "\"format_version\": 99");
+    std::fs::write(&job, text).unwrap();
+    fails_with(&solve(&s, &["--board", "2", "--target", "16"]), "uses chunk format version 99");
+}
+
+#[test]
+fn damaged_chunk_is_detected_and_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = dir.path().join("s");
+    solve_json(&s, &["--board", "3", "--target", "16"]);
+    // Damage one states chunk and forget the solve of that chunk: the rerun
+    // must read it again and reject it by name.
+    let chunk = "states/s00030/m03/g0000-c0000.chunk";
+    let path = s.join(chunk);
+    let mut bytes = std::fs::read(&path).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0x55;
+    std::fs::write(&path, bytes).unwrap();
+    std::fs::remove_file(s.join("commits/solve-s00030-m03-g0000-c0000.json")).unwrap();
+    let out = solve(&s, &["--board", "3", "--target", "16"]);
+    fails_with(&out, &format!("rejected {chunk}: payload checksum mismatch"));
+}

@@ -1,0 +1,85 @@
+//! Counts and values against `shared/reference`, and determinism.
+
+use crate::cli::solve_json;
+
+fn published() -> Vec<(u32, u64, u64)> {
+    let csv = include_str!("../../shared/reference/published.csv");
+    csv.lines()
+        .skip(1)
+        .map(|l| l.split(',').collect::<Vec<_>>())
+        .map(|f| (f[0].parse().unwrap(), f[1].parse().unwrap(), f[2].parse().unwrap()))
+        .collect()
+}
+
+fn check_game(n: u32, target: u64) -> serde_json::Value {
+    let dir = tempfile::tempdir().unwrap();
+    let out = solve_json(&dir.path().join("s"), &["--board", &n.to_string(), "--target", &target.to_string()]);
+    let want = published().into_iter().find(|&(a, b, _)| a == n && b == target).unwrap().2;
+    assert_eq!(out["states"], want, "{n}x{n} to {target}");
+    let parts: u64 = out["parts"].as_array().unwrap().iter().map(|p| p["states"].as_u64().unwrap()).sum();
+    assert_eq!(parts, want, "parts add up");
+    out
+}
+
+fn value(out: &serde_json::Value) -> f64 {
+    out["start_value"].as_f64().unwrap()
+}
+
+/// Published values are printed to 5 decimals.
+fn assert_published(v: f64, published: f64) {
+    assert!((v - published).abs() <= 0.5e-5, "{v} vs published {published}");
+}
+
+#[test]
+fn two_by_two_games_match_published() {
+    for target in [8, 16, 32, 64] {
+        let out = check_game(2, target);
+        match target {
+            8 => assert_eq!(value(&out), 1.0, "2x2 to 8 cannot be lost"),
+            16 => assert_published(value(&out), 0.96251),
+            32 => assert_published(value(&out), 0.08289),
+            _ => {}
+        }
+    }
+}
+
+#[test]
+fn three_by_three_small_games_match_published() {
+    for target in [8, 16, 32, 64, 128, 256] {
+        check_game(3, target);
+    }
+}
+
+#[test]
+fn three_by_three_to_512_matches_published() {
+    assert_published(value(&check_game(3, 512)), 0.73677);
+}
+
+#[test]
+fn three_by_three_to_1024_matches_published() {
+    assert_published(value(&check_game(3, 1024)), 0.01134);
+}
+
+#[test]
+fn four_by_four_to_16_discounted_matches_published() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = solve_json(&dir.path().join("s"), &["--board", "4", "--target", "16", "--discount", "0.99"]);
+    assert_published(value(&out), 0.91430);
+    assert_eq!(out["discount"], 0.99);
+}
+
+#[test]
+fn results_are_identical_whatever_threads_and_chunk_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = solve_json(&dir.path().join("a"), &["--board", "3", "--target", "128", "--threads", "1", "--chunk-size", "50000"]);
+    let b = solve_json(&dir.path().join("b"), &["--board", "3", "--target", "128", "--threads", "2", "--chunk-size", "3001"]);
+    assert_eq!(a["digest"], b["digest"]);
+    assert_eq!(a["states"], b["states"]);
+    assert_eq!(a["parts"].as_array().unwrap().len(), b["parts"].as_array().unwrap().len());
+    assert_eq!(a["start_value"].as_f64().unwrap().to_bits(), b["start_value"].as_f64().unwrap().to_bits());
+    // Smaller chunks really did split the parts differently.
+    let chunks = |v: &serde_json::Value| -> u64 {
+        v["parts"].as_array().unwrap().iter().map(|p| p["chunks"].as_u64().unwrap()).sum()
+    };
+    assert!(chunks(&b) > chunks(&a));
+}
