@@ -65,7 +65,7 @@ fn solve_in_memory(game: &Game) -> Solved {
 }
 
 fn published_count(n: u8, target: u64) -> u64 {
-    let csv = include_str!("../../../shared/reference/published.csv");
+    let csv = include_str!("../../../../shared/reference/published.csv");
     csv.lines()
         .skip(1)
         .map(|l| l.split(',').collect::<Vec<_>>())

@@ -3,7 +3,7 @@
 use crate::cli::solve_json;
 
 fn published() -> Vec<(u32, u64, u64)> {
-    let csv = include_str!("../../shared/reference/published.csv");
+    let csv = include_str!("../../../shared/reference/published.csv");
     csv.lines()
         .skip(1)
         .map(|l| l.split(',').collect::<Vec<_>>())
