@@ -62,7 +62,10 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
 struct InProcess(Worker);
 
 impl Executor for InProcess {
-    fn run<'a>(&'a self, task: &'a Task) -> futures_util::future::BoxFuture<'a, Result<TaskOutput, String>> {
+    fn run<'a>(
+        &'a self,
+        task: &'a Task,
+    ) -> futures_util::future::BoxFuture<'a, Result<TaskOutput, String>> {
         async move { self.0.run(task).await.map_err(|e| e.to_string()) }.boxed()
     }
 }
@@ -70,13 +73,27 @@ impl Executor for InProcess {
 fn solve(args: SolveArgs) -> anyhow::Result<()> {
     let game = Game::new(args.board, args.target, args.discount)?;
     anyhow::ensure!(args.chunk_size >= 1, "--chunk-size must be at least 1");
-    anyhow::ensure!((1..=22).contains(&args.zstd_level), "--zstd-level must be 1 to 22");
-    let threads = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    anyhow::ensure!(
+        (1..=22).contains(&args.zstd_level),
+        "--zstd-level must be 1 to 22"
+    );
+    let threads = args
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     anyhow::ensure!(threads >= 1, "--threads must be at least 1");
-    rayon::ThreadPoolBuilder::new().num_threads(threads).build_global().context("starting threads")?;
-    let location = args.store.unwrap_or_else(|| format!("solve2048-store/{}", game.name()));
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build_global()
+        .context("starting threads")?;
+    let location = args
+        .store
+        .unwrap_or_else(|| format!("solve2048-store/{}", game.name()));
     let store = Store::open(&location)?;
-    let job = JobSpec { game, chunk_size: args.chunk_size, zstd_level: args.zstd_level };
+    let job = JobSpec {
+        game,
+        chunk_size: args.chunk_size,
+        zstd_level: args.zstd_level,
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -121,16 +138,38 @@ fn solve(args: SolveArgs) -> anyhow::Result<()> {
         let rate = |secs: f64| summary.states as f64 / secs.max(1e-9) / threads as f64;
         println!("solved {} in store {location}", game.name());
         println!("  states (non-terminal, canonical): {}", summary.states);
-        println!("  parts: {}  layers: {}", summary.parts.len(),
-            summary.parts.iter().map(|p| p.sum).collect::<std::collections::BTreeSet<_>>().len());
-        println!("  value of the game (win probability): {:.10}", summary.start_value);
+        println!(
+            "  parts: {}  layers: {}",
+            summary.parts.len(),
+            summary
+                .parts
+                .iter()
+                .map(|p| p.sum)
+                .collect::<std::collections::BTreeSet<_>>()
+                .len()
+        );
+        println!(
+            "  value of the game (win probability): {:.10}",
+            summary.start_value
+        );
         println!("  result digest: {}", summary.digest);
-        println!("  enumerate: {:8.2} s  {:>10.0} states/s/core  peak RSS {:.2} GiB",
-            summary.enumerate_seconds, rate(summary.enumerate_seconds), gib(enum_peak));
-        println!("  solve:     {:8.2} s  {:>10.0} states/s/core  peak RSS {:.2} GiB",
-            summary.solve_seconds, rate(summary.solve_seconds), gib(solve_peak));
+        println!(
+            "  enumerate: {:8.2} s  {:>10.0} states/s/core  peak RSS {:.2} GiB",
+            summary.enumerate_seconds,
+            rate(summary.enumerate_seconds),
+            gib(enum_peak)
+        );
+        println!(
+            "  solve:     {:8.2} s  {:>10.0} states/s/core  peak RSS {:.2} GiB",
+            summary.solve_seconds,
+            rate(summary.solve_seconds),
+            gib(solve_peak)
+        );
         if summary.tasks_skipped > 0 {
-            println!("  resumed: {} tasks were already committed, {} run now", summary.tasks_skipped, summary.tasks_run);
+            println!(
+                "  resumed: {} tasks were already committed, {} run now",
+                summary.tasks_skipped, summary.tasks_run
+            );
         }
     }
     Ok(())

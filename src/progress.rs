@@ -12,9 +12,11 @@ pub fn peak_rss_bytes() -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .and_then(|l| l.split_whitespace().nth(1).and_then(|kb| kb.parse::<u64>().ok()))
+            s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| {
+                l.split_whitespace()
+                    .nth(1)
+                    .and_then(|kb| kb.parse::<u64>().ok())
+            })
         })
         .map_or(0, |kb| kb * 1024)
 }
@@ -49,7 +51,10 @@ pub struct Reporter {
 impl Reporter {
     /// A reporter that draws only when stderr is a terminal.
     pub fn new() -> Reporter {
-        Reporter { tty: std::io::stderr().is_terminal(), state: Mutex::new(State::default()) }
+        Reporter {
+            tty: std::io::stderr().is_terminal(),
+            state: Mutex::new(State::default()),
+        }
     }
 
     /// Handle one event.
@@ -68,7 +73,9 @@ impl Reporter {
                     eprint!("\r\x1b[2K");
                 }
             }
-            Progress::Stage { stage, sum, tasks, .. } => {
+            Progress::Stage {
+                stage, sum, tasks, ..
+            } => {
                 s.stage = stage;
                 s.sum = *sum;
                 s.stage_tasks = *tasks;
@@ -87,9 +94,14 @@ impl Reporter {
         }
         if self.tty {
             let now = Instant::now();
-            if s.last_draw.is_none_or(|t| now.duration_since(t).as_millis() >= 200) {
+            if s.last_draw
+                .is_none_or(|t| now.duration_since(t).as_millis() >= 200)
+            {
                 s.last_draw = Some(now);
-                let secs = s.phase_start.map_or(0.0, |t| t.elapsed().as_secs_f64()).max(1e-9);
+                let secs = s
+                    .phase_start
+                    .map_or(0.0, |t| t.elapsed().as_secs_f64())
+                    .max(1e-9);
                 let phase = match s.phase {
                     Some(Phase::Enumerate) => "enumerate",
                     Some(Phase::Solve) => "solve",
@@ -103,7 +115,11 @@ impl Reporter {
                     s.stage_tasks,
                     s.states,
                     s.phase_states as f64 / secs,
-                    if s.skipped > 0 { format!(" | {} tasks already done", s.skipped) } else { String::new() }
+                    if s.skipped > 0 {
+                        format!(" | {} tasks already done", s.skipped)
+                    } else {
+                        String::new()
+                    }
                 );
                 let _ = std::io::stderr().flush();
             }
@@ -113,6 +129,9 @@ impl Reporter {
     /// Peak RSS of a finished phase.
     pub fn peak(&self, phase: Phase) -> u64 {
         let s = self.state.lock().unwrap();
-        s.peaks.iter().find(|(p, _)| *p == phase).map_or(0, |(_, b)| *b)
+        s.peaks
+            .iter()
+            .find(|(p, _)| *p == phase)
+            .map_or(0, |(_, b)| *b)
     }
 }

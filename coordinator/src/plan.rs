@@ -143,7 +143,15 @@ fn groups_for(part: PartId, sizes: &BTreeMap<PartId, u64>, chunk_size: u64) -> u
     if part.sum <= 8 {
         return 1;
     }
-    let size = |max_exp: u8| sizes.get(&PartId { sum: part.sum - 4, max_exp }).copied().unwrap_or(0);
+    let size = |max_exp: u8| {
+        sizes
+            .get(&PartId {
+                sum: part.sum - 4,
+                max_exp,
+            })
+            .copied()
+            .unwrap_or(0)
+    };
     let estimate = 2 * (size(part.max_exp) + size(part.max_exp.saturating_sub(1)));
     estimate.div_ceil(chunk_size.max(1)).clamp(1, MAX_GROUPS) as u32
 }
@@ -153,7 +161,10 @@ fn successor_parts(part: PartId) -> Vec<PartId> {
     let mut out = Vec::new();
     for tile in 1..=2u8 {
         for grew in 0..=1u8 {
-            let p = PartId { sum: part.sum + (2u32 << (tile - 1)), max_exp: (part.max_exp + grew).max(tile) };
+            let p = PartId {
+                sum: part.sum + (2u32 << (tile - 1)),
+                max_exp: (part.max_exp + grew).max(tile),
+            };
             if !out.contains(&p) {
                 out.push(p);
             }
@@ -209,7 +220,13 @@ impl Coordinator<'_> {
         sum: u32,
         tasks: Vec<Task>,
     ) -> Result<Vec<TaskOutput>, CoordinatorError> {
-        (self.progress)(&Progress::Stage { phase, stage, sum, tasks: tasks.len() });
+        (self.progress)(&Progress::Stage {
+            phase,
+            stage,
+            sum,
+            tasks: tasks.len(),
+        });
+        tracing::info!(?phase, stage, sum, tasks = tasks.len(), "stage");
         let records = &self.records;
         let executor = self.executor;
         let attempts = self.max_attempts;
@@ -217,7 +234,10 @@ impl Coordinator<'_> {
         let results: Vec<Result<(TaskOutput, bool), CoordinatorError>> =
             futures::stream::iter(tasks.iter().map(|task| async move {
                 if let Some(out) = records.committed(task).await? {
-                    progress(&Progress::TaskDone { states: states_of(task, &out), skipped: true });
+                    progress(&Progress::TaskDone {
+                        states: states_of(task, &out),
+                        skipped: true,
+                    });
                     return Ok((out, true));
                 }
                 let mut last = String::new();
@@ -225,7 +245,10 @@ impl Coordinator<'_> {
                     match executor.run(task).await {
                         Ok(out) => {
                             records.commit(task, &out).await?;
-                            progress(&Progress::TaskDone { states: states_of(task, &out), skipped: false });
+                            progress(&Progress::TaskDone {
+                                states: states_of(task, &out),
+                                skipped: false,
+                            });
                             return Ok((out, false));
                         }
                         Err(e) => {
@@ -234,7 +257,11 @@ impl Coordinator<'_> {
                         }
                     }
                 }
-                Err(CoordinatorError::TaskFailed { task: task.key(), attempts, error: last })
+                Err(CoordinatorError::TaskFailed {
+                    task: task.key(),
+                    attempts,
+                    error: last,
+                })
             }))
             .buffered(self.concurrency)
             .collect()
@@ -263,7 +290,16 @@ impl Coordinator<'_> {
             .flat_map(|sum| (1..=2u8).map(move |max_exp| PartId { sum, max_exp }))
             .map(|part| TargetGroups { part, groups: 1 })
             .collect();
-        let seed = self.stage(Phase::Enumerate, "seed", 4, vec![Task::Seed { targets: seed_targets }]).await?;
+        let seed = self
+            .stage(
+                Phase::Enumerate,
+                "seed",
+                4,
+                vec![Task::Seed {
+                    targets: seed_targets,
+                }],
+            )
+            .await?;
         add_runs(&mut pending, seed);
         let mut sum = 4;
         while pending.keys().any(|p| p.sum >= sum) {
@@ -272,10 +308,16 @@ impl Coordinator<'_> {
             let mut merges = Vec::new();
             for part in &parts {
                 for (group, runs) in pending.remove(part).unwrap() {
-                    merges.push(Task::Merge { part: *part, group, runs });
+                    merges.push(Task::Merge {
+                        part: *part,
+                        group,
+                        runs,
+                    });
                 }
             }
-            let outputs = self.stage(Phase::Enumerate, "merge", sum, merges.clone()).await?;
+            let outputs = self
+                .stage(Phase::Enumerate, "merge", sum, merges.clone())
+                .await?;
             let mut chunks: Vec<ChunkRef> = Vec::new();
             for out in outputs {
                 if let TaskOutput::Chunks(c) = out {
@@ -308,7 +350,9 @@ impl Coordinator<'_> {
                         .collect(),
                 })
                 .collect();
-            let outputs = self.stage(Phase::Enumerate, "enumerate", sum, enumerates).await?;
+            let outputs = self
+                .stage(Phase::Enumerate, "enumerate", sum, enumerates)
+                .await?;
             add_runs(&mut pending, outputs);
             if !chunks.is_empty() {
                 layers.insert(sum, chunks);
@@ -319,12 +363,21 @@ impl Coordinator<'_> {
     }
 
     /// The backward pass; returns the start value and the result digest.
-    async fn backward(&mut self, layers: &BTreeMap<u32, Vec<ChunkRef>>) -> Result<(f64, u64), CoordinatorError> {
+    async fn backward(
+        &mut self,
+        layers: &BTreeMap<u32, Vec<ChunkRef>>,
+    ) -> Result<(f64, u64), CoordinatorError> {
         let layer = |s: u32| layers.get(&s).cloned().unwrap_or_default();
         let mut digest = 0u64;
         for (&sum, chunks) in layers.iter().rev() {
             let next: Vec<ChunkRef> = [layer(sum + 2), layer(sum + 4)].concat();
-            let tasks = chunks.iter().map(|c| Task::Solve { chunk: *c, next: next.clone() }).collect();
+            let tasks = chunks
+                .iter()
+                .map(|c| Task::Solve {
+                    chunk: *c,
+                    next: next.clone(),
+                })
+                .collect();
             for out in self.stage(Phase::Solve, "solve", sum, tasks).await? {
                 if let TaskOutput::Solved { digest: d, .. } = out {
                     digest = digest.wrapping_add(d);
@@ -332,7 +385,14 @@ impl Coordinator<'_> {
             }
         }
         let starts = [layer(4), layer(6), layer(8)].concat();
-        let out = self.stage(Phase::Solve, "start", 4, vec![Task::StartValue { layers: starts }]).await?;
+        let out = self
+            .stage(
+                Phase::Solve,
+                "start",
+                4,
+                vec![Task::StartValue { layers: starts }],
+            )
+            .await?;
         match out.first() {
             Some(TaskOutput::StartValue(v)) => Ok((*v, digest)),
             other => Err(CoordinatorError::Damaged {
@@ -347,7 +407,12 @@ fn add_runs(pending: &mut BTreeMap<PartId, BTreeMap<u32, Vec<RunRef>>>, outputs:
     for out in outputs {
         if let TaskOutput::Runs(runs) = out {
             for r in runs {
-                pending.entry(r.part).or_default().entry(r.group).or_default().push(r);
+                pending
+                    .entry(r.part)
+                    .or_default()
+                    .entry(r.group)
+                    .or_default()
+                    .push(r);
             }
         }
     }
@@ -368,14 +433,29 @@ mod tests {
 
     #[test]
     fn successor_parts_cover_growth_and_small_tiles() {
-        let p = successor_parts(PartId { sum: 20, max_exp: 3 });
+        let p = successor_parts(PartId {
+            sum: 20,
+            max_exp: 3,
+        });
         assert_eq!(
             p,
             vec![
-                PartId { sum: 22, max_exp: 3 },
-                PartId { sum: 22, max_exp: 4 },
-                PartId { sum: 24, max_exp: 3 },
-                PartId { sum: 24, max_exp: 4 }
+                PartId {
+                    sum: 22,
+                    max_exp: 3
+                },
+                PartId {
+                    sum: 22,
+                    max_exp: 4
+                },
+                PartId {
+                    sum: 24,
+                    max_exp: 3
+                },
+                PartId {
+                    sum: 24,
+                    max_exp: 4
+                }
             ]
         );
         // Two 2s: a spawned 4 becomes the max tile.
@@ -387,11 +467,53 @@ mod tests {
     #[test]
     fn group_counts_follow_feeding_parts() {
         let mut sizes = BTreeMap::new();
-        sizes.insert(PartId { sum: 36, max_exp: 5 }, 1000);
-        sizes.insert(PartId { sum: 36, max_exp: 4 }, 500);
-        assert_eq!(groups_for(PartId { sum: 40, max_exp: 5 }, &sizes, 100), 30);
-        assert_eq!(groups_for(PartId { sum: 40, max_exp: 6 }, &sizes, 100), 20);
+        sizes.insert(
+            PartId {
+                sum: 36,
+                max_exp: 5,
+            },
+            1000,
+        );
+        sizes.insert(
+            PartId {
+                sum: 36,
+                max_exp: 4,
+            },
+            500,
+        );
+        assert_eq!(
+            groups_for(
+                PartId {
+                    sum: 40,
+                    max_exp: 5
+                },
+                &sizes,
+                100
+            ),
+            30
+        );
+        assert_eq!(
+            groups_for(
+                PartId {
+                    sum: 40,
+                    max_exp: 6
+                },
+                &sizes,
+                100
+            ),
+            20
+        );
         assert_eq!(groups_for(PartId { sum: 8, max_exp: 2 }, &sizes, 1), 1);
-        assert_eq!(groups_for(PartId { sum: 40, max_exp: 9 }, &sizes, 100), 1);
+        assert_eq!(
+            groups_for(
+                PartId {
+                    sum: 40,
+                    max_exp: 9
+                },
+                &sizes,
+                100
+            ),
+            1
+        );
     }
 }

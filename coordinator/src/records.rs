@@ -82,7 +82,10 @@ pub struct Records {
 impl Records {
     /// Records of `store` (described as `location` in messages).
     pub fn new(store: Arc<dyn ObjectStore>, location: &str) -> Records {
-        Records { store, location: location.to_string() }
+        Records {
+            store,
+            location: location.to_string(),
+        }
     }
 
     async fn get(&self, object: &str) -> Result<Option<Vec<u8>>, CoordinatorError> {
@@ -98,22 +101,35 @@ impl Records {
     }
 
     async fn put(&self, object: &str, bytes: Vec<u8>) -> Result<(), CoordinatorError> {
-        self.store.put(&Path::from(object), PutPayload::from(bytes)).await.map(|_| ()).map_err(|e| {
-            CoordinatorError::Store { object: object.to_string(), reason: e.to_string() }
-        })
+        self.store
+            .put(&Path::from(object), PutPayload::from(bytes))
+            .await
+            .map(|_| ())
+            .map_err(|e| CoordinatorError::Store {
+                object: object.to_string(),
+                reason: e.to_string(),
+            })
     }
 
     /// Delete an object; a missing one is fine.
     pub async fn delete(&self, object: &str) -> Result<(), CoordinatorError> {
         match self.store.delete(&Path::from(object)).await {
             Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
-            Err(e) => Err(CoordinatorError::Store { object: object.to_string(), reason: e.to_string() }),
+            Err(e) => Err(CoordinatorError::Store {
+                object: object.to_string(),
+                reason: e.to_string(),
+            }),
         }
     }
 
-    fn parse<T: serde::de::DeserializeOwned>(object: &str, bytes: &[u8]) -> Result<T, CoordinatorError> {
-        serde_json::from_slice(bytes)
-            .map_err(|e| CoordinatorError::Damaged { object: object.to_string(), reason: e.to_string() })
+    fn parse<T: serde::de::DeserializeOwned>(
+        object: &str,
+        bytes: &[u8],
+    ) -> Result<T, CoordinatorError> {
+        serde_json::from_slice(bytes).map_err(|e| CoordinatorError::Damaged {
+            object: object.to_string(),
+            reason: e.to_string(),
+        })
     }
 
     /// Read the job manifest, if any.
@@ -123,9 +139,15 @@ impl Records {
                 // Check the version before the shape, so an old or new store
                 // gets a version message rather than a parse error.
                 let v: serde_json::Value = Self::parse(layout::JOB, &bytes)?;
-                let found = v.get("format_version").and_then(|x| x.as_u64()).unwrap_or(0) as u16;
+                let found = v
+                    .get("format_version")
+                    .and_then(|x| x.as_u64())
+                    .unwrap_or(0) as u16;
                 if found != FORMAT_VERSION {
-                    return Err(CoordinatorError::FormatVersion { location: self.location.clone(), found });
+                    return Err(CoordinatorError::FormatVersion {
+                        location: self.location.clone(),
+                        found,
+                    });
                 }
                 Ok(Some(Self::parse(layout::JOB, &bytes)?))
             }
@@ -136,7 +158,10 @@ impl Records {
     /// Open the job in the store: create its manifest, or check that the one
     /// there is this job.
     pub async fn open_job(&self, job: &JobSpec) -> Result<(), CoordinatorError> {
-        let want = JobManifest { format_version: FORMAT_VERSION, job: *job };
+        let want = JobManifest {
+            format_version: FORMAT_VERSION,
+            job: *job,
+        };
         match self.manifest().await? {
             Some(found) if found == want => Ok(()),
             Some(found) => Err(CoordinatorError::ForeignJob {
@@ -144,7 +169,10 @@ impl Records {
                 found: describe(&found.job),
                 requested: describe(job),
             }),
-            None => self.put(layout::JOB, serde_json::to_vec_pretty(&want).unwrap()).await,
+            None => {
+                self.put(layout::JOB, serde_json::to_vec_pretty(&want).unwrap())
+                    .await
+            }
         }
     }
 
@@ -159,10 +187,19 @@ impl Records {
 
     /// Commit a task's output (after all its objects are written).
     pub async fn commit(&self, task: &Task, output: &TaskOutput) -> Result<(), CoordinatorError> {
-        self.put(&layout::commit(&task.key()), serde_json::to_vec(output).unwrap()).await
+        self.put(
+            &layout::commit(&task.key()),
+            serde_json::to_vec(output).unwrap(),
+        )
+        .await
     }
 }
 
 fn describe(job: &JobSpec) -> String {
-    format!("{}, chunk size {}, zstd level {}", job.game.name(), job.chunk_size, job.zstd_level)
+    format!(
+        "{}, chunk size {}, zstd level {}",
+        job.game.name(),
+        job.chunk_size,
+        job.zstd_level
+    )
 }

@@ -32,12 +32,25 @@ fn layer_states(game: &Game, sum_goal: u32, want: usize) -> (PartId, Vec<u64>) {
             x |= (if next() % 10 == 0 { 2 } else { 1 }) << (4 * cell);
             let b = Board(x);
             if b.tile_sum() >= sum_goal {
-                if b.tile_sum() == sum_goal && !mover.is_lost(x) && b.max_exponent() < game.target_exp {
-                    by_part.entry(PartId { sum: sum_goal, max_exp: b.max_exponent() }).or_default().push(canonical(x, 4));
+                if b.tile_sum() == sum_goal
+                    && !mover.is_lost(x)
+                    && b.max_exponent() < game.target_exp
+                {
+                    by_part
+                        .entry(PartId {
+                            sum: sum_goal,
+                            max_exp: b.max_exponent(),
+                        })
+                        .or_default()
+                        .push(canonical(x, 4));
                 }
                 break;
             }
-            let legal: Vec<u64> = Direction::ALL.iter().map(|&d| mover.apply(x, d)).filter(|&t| t != x).collect();
+            let legal: Vec<u64> = Direction::ALL
+                .iter()
+                .map(|&d| mover.apply(x, d))
+                .filter(|&t| t != x)
+                .collect();
             if legal.is_empty() {
                 break;
             }
@@ -58,30 +71,65 @@ fn kernels(c: &mut Criterion) {
     let mut g = c.benchmark_group("board");
     g.throughput(Throughput::Elements(states.len() as u64 * 4));
     g.bench_function("moves_4x4", |b| {
-        b.iter(|| states.iter().map(|&s| Direction::ALL.iter().map(|&d| mover.apply(s, d)).fold(0, u64::wrapping_add)).fold(0, u64::wrapping_add))
+        b.iter(|| {
+            states
+                .iter()
+                .map(|&s| {
+                    Direction::ALL
+                        .iter()
+                        .map(|&d| mover.apply(s, d))
+                        .fold(0, u64::wrapping_add)
+                })
+                .fold(0, u64::wrapping_add)
+        })
     });
     g.throughput(Throughput::Elements(states.len() as u64));
     g.bench_function("canonical_4x4", |b| {
-        b.iter(|| states.iter().map(|&s| canonical(s.rotate_left(16), 4)).fold(0, u64::wrapping_add))
+        b.iter(|| {
+            states
+                .iter()
+                .map(|&s| canonical(s.rotate_left(16), 4))
+                .fold(0, u64::wrapping_add)
+        })
     });
     g.finish();
 
     let mut g = c.benchmark_group("kernel");
     g.sample_size(10);
     g.throughput(Throughput::Elements(states.len() as u64));
-    g.bench_function("enumerate_4x4_successors", |b| b.iter(|| enumerate(&game, part, &states)));
+    g.bench_function("enumerate_4x4_successors", |b| {
+        b.iter(|| enumerate(&game, part, &states))
+    });
     // Value lookup: solve the states against tables holding every successor.
     let succ = enumerate(&game, part, &states);
-    let mut plus2 = ValueTable::with_capacity(succ.iter().filter(|(p, _)| p.sum == part.sum + 2).map(|(_, v)| v.len()).sum());
-    let mut plus4 = ValueTable::with_capacity(succ.iter().filter(|(p, _)| p.sum == part.sum + 4).map(|(_, v)| v.len()).sum());
+    let mut plus2 = ValueTable::with_capacity(
+        succ.iter()
+            .filter(|(p, _)| p.sum == part.sum + 2)
+            .map(|(_, v)| v.len())
+            .sum(),
+    );
+    let mut plus4 = ValueTable::with_capacity(
+        succ.iter()
+            .filter(|(p, _)| p.sum == part.sum + 4)
+            .map(|(_, v)| v.len())
+            .sum(),
+    );
     for (p, keys) in &succ {
-        let t = if p.sum == part.sum + 2 { &mut plus2 } else { &mut plus4 };
+        let t = if p.sum == part.sum + 2 {
+            &mut plus2
+        } else {
+            &mut plus4
+        };
         for (i, &k) in keys.iter().enumerate() {
             t.insert(k, (i % 97) as f64 / 97.0);
         }
     }
     g.bench_function("solve_4x4_lookup", |b| {
-        b.iter_batched(|| (), |_| solve(&game, part.sum, &states, &plus2, &plus4).unwrap(), BatchSize::SmallInput)
+        b.iter_batched(
+            || (),
+            |_| solve(&game, part.sum, &states, &plus2, &plus4).unwrap(),
+            BatchSize::SmallInput,
+        )
     });
     g.finish();
 }

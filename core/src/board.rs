@@ -57,7 +57,9 @@ pub enum BoardParseError {
         cells: usize,
     },
     /// A cell that is neither `.`/`0` nor a power of two from 2 to 32768.
-    #[error("cell {text:?} is not a tile: use . or 0 for empty, or a power of two from 2 to 32768")]
+    #[error(
+        "cell {text:?} is not a tile: use . or 0 for empty, or a power of two from 2 to 32768"
+    )]
     Cell {
         /// The offending text.
         text: String,
@@ -159,7 +161,9 @@ impl Board {
     }
 
     fn parse_hex(orig: &str, h: &str) -> Result<(Board, usize), BoardParseError> {
-        let err = || BoardParseError::Hex { text: orig.to_string() };
+        let err = || BoardParseError::Hex {
+            text: orig.to_string(),
+        };
         if h.is_empty() || h.len() > 16 {
             return Err(err());
         }
@@ -210,7 +214,9 @@ fn parse_cell(cell: &str) -> Result<u8, BoardParseError> {
     if cell == "." || cell == "0" || cell == "_" {
         return Ok(0);
     }
-    let bad = || BoardParseError::Cell { text: cell.to_string() };
+    let bad = || BoardParseError::Cell {
+        text: cell.to_string(),
+    };
     let v: u32 = cell.parse().map_err(|_| bad())?;
     if v < 2 || !v.is_power_of_two() || v > 32768 {
         return Err(bad());
@@ -268,8 +274,14 @@ mod tests {
             Board::parse("2 3 / . 8"),
             Err(BoardParseError::Cell { text: "3".into() })
         );
-        assert!(matches!(Board::parse("0xZZ"), Err(BoardParseError::Hex { .. })));
-        assert_eq!(Board::parse("2 2 2 2 2 / . . . . ."), Err(BoardParseError::Shape { rows: 2, cells: 10 }));
+        assert!(matches!(
+            Board::parse("0xZZ"),
+            Err(BoardParseError::Hex { .. })
+        ));
+        assert_eq!(
+            Board::parse("2 2 2 2 2 / . . . . ."),
+            Err(BoardParseError::Shape { rows: 2, cells: 10 })
+        );
     }
 
     #[test]

@@ -68,7 +68,16 @@ pub fn images(x: u64, n: usize) -> [u64; 8] {
     let v = flip_v(x, n);
     let h = flip_h(x, n);
     let hv = flip_h(v, n);
-    [x, h, v, hv, transpose(x), transpose(h), transpose(v), transpose(hv)]
+    [
+        x,
+        h,
+        v,
+        hv,
+        transpose(x),
+        transpose(h),
+        transpose(v),
+        transpose(hv),
+    ]
 }
 
 /// The canonical form: the smallest of the 8 images.
@@ -110,13 +119,26 @@ pub fn direction_image(dir: crate::Direction, g: usize) -> crate::Direction {
     use crate::Direction::*;
     let mut d = dir;
     if g & 2 != 0 {
-        d = match d { Up => Down, Down => Up, other => other };
+        d = match d {
+            Up => Down,
+            Down => Up,
+            other => other,
+        };
     }
     if g & 1 != 0 {
-        d = match d { Left => Right, Right => Left, other => other };
+        d = match d {
+            Left => Right,
+            Right => Left,
+            other => other,
+        };
     }
     if g & 4 != 0 {
-        d = match d { Left => Up, Up => Left, Right => Down, Down => Right };
+        d = match d {
+            Left => Up,
+            Up => Left,
+            Right => Down,
+            Down => Right,
+        };
     }
     d
 }
@@ -131,13 +153,22 @@ mod tests {
         let mut seed = 0x1234_5678_9abc_def0u64;
         for n in 2..=4 {
             for _ in 0..2000 {
-                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 let x = seed & crate::board::block_mask(n);
                 for g in 0..8 {
                     assert_eq!(image(x, n, g), slow::image(x, n, g), "n={n} g={g} x={x:#x}");
-                    assert_eq!(image(image(x, n, g), n, inverse(g)), x, "inverse n={n} g={g}");
+                    assert_eq!(
+                        image(image(x, n, g), n, inverse(g)),
+                        x,
+                        "inverse n={n} g={g}"
+                    );
                 }
-                assert_eq!(images(x, n).to_vec(), (0..8).map(|g| image(x, n, g)).collect::<Vec<_>>());
+                assert_eq!(
+                    images(x, n).to_vec(),
+                    (0..8).map(|g| image(x, n, g)).collect::<Vec<_>>()
+                );
             }
         }
     }

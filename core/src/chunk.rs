@@ -110,7 +110,9 @@ pub enum FormatError {
         found: u64,
     },
     /// Payload bytes damaged.
-    #[error("payload checksum mismatch: header {expected:#018x}, computed {found:#018x} (file damaged)")]
+    #[error(
+        "payload checksum mismatch: header {expected:#018x}, computed {found:#018x} (file damaged)"
+    )]
     PayloadChecksum {
         /// Checksum the header records.
         expected: u64,
@@ -132,7 +134,13 @@ pub enum FormatError {
 
 impl ChunkHeader {
     fn describe(&self) -> String {
-        format!("{:?} of {} ({}) with {} elements", self.kind, self.id, self.game.name(), self.count)
+        format!(
+            "{:?} of {} ({}) with {} elements",
+            self.kind,
+            self.id,
+            self.game.name(),
+            self.count
+        )
     }
 
     fn write(&self, payload: &[u8]) -> Vec<u8> {
@@ -181,18 +189,31 @@ impl ChunkHeader {
         let payload = &bytes[HEADER_LEN..];
         let expected_len = u64_at(48);
         if payload.len() as u64 != expected_len {
-            return Err(FormatError::PayloadLength { expected: expected_len, found: payload.len() as u64 });
+            return Err(FormatError::PayloadLength {
+                expected: expected_len,
+                found: payload.len() as u64,
+            });
         }
         let expected_sum = u64_at(56);
         let found_sum = xxh3_64(payload);
         if found_sum != expected_sum {
-            return Err(FormatError::PayloadChecksum { expected: expected_sum, found: found_sum });
+            return Err(FormatError::PayloadChecksum {
+                expected: expected_sum,
+                found: found_sum,
+            });
         }
         let header = ChunkHeader {
             kind,
-            game: Game { n: bytes[11], target_exp: bytes[12], discount: f64::from_bits(u64_at(16)) },
+            game: Game {
+                n: bytes[11],
+                target_exp: bytes[12],
+                discount: f64::from_bits(u64_at(16)),
+            },
             id: ChunkId {
-                part: crate::part::PartId { sum: u32_at(24), max_exp: bytes[13] },
+                part: crate::part::PartId {
+                    sum: u32_at(24),
+                    max_exp: bytes[13],
+                },
                 group: u32_at(28),
                 index: u32_at(32),
             },
@@ -209,7 +230,10 @@ impl ChunkHeader {
             && self.game.discount.to_bits() == found.game.discount.to_bits();
         let count_ok = self.count == u64::MAX || self.count == found.count;
         if self.kind != found.kind || !same_game || self.id != found.id || !count_ok {
-            return Err(FormatError::Identity { expected: self.describe(), found: found.describe() });
+            return Err(FormatError::Identity {
+                expected: self.describe(),
+                found: found.describe(),
+            });
         }
         Ok(())
     }
@@ -263,7 +287,9 @@ pub fn decode_keys(bytes: &[u8], expect: &ChunkHeader) -> Result<Vec<u64>, Forma
         let mut d = 0u64;
         let mut shift = 0;
         loop {
-            let b = *body.get(i).ok_or_else(|| FormatError::Body("varint cut off".into()))?;
+            let b = *body
+                .get(i)
+                .ok_or_else(|| FormatError::Body("varint cut off".into()))?;
             i += 1;
             if shift > 63 {
                 return Err(FormatError::Body("varint too long".into()));
@@ -277,11 +303,16 @@ pub fn decode_keys(bytes: &[u8], expect: &ChunkHeader) -> Result<Vec<u64>, Forma
         if d == 0 && !keys.is_empty() {
             return Err(FormatError::Body("keys not strictly increasing".into()));
         }
-        prev = prev.checked_add(d).ok_or_else(|| FormatError::Body("key overflow".into()))?;
+        prev = prev
+            .checked_add(d)
+            .ok_or_else(|| FormatError::Body("key overflow".into()))?;
         keys.push(prev);
     }
     if keys.len() != count {
-        return Err(FormatError::Body(format!("{} keys, header says {count}", keys.len())));
+        return Err(FormatError::Body(format!(
+            "{} keys, header says {count}",
+            keys.len()
+        )));
     }
     Ok(keys)
 }
@@ -299,9 +330,15 @@ pub fn decode_values(bytes: &[u8], expect: &ChunkHeader) -> Result<Vec<f64>, For
     let count = found.count as usize;
     let body = decompress(payload, count * 8)?;
     if body.len() != count * 8 {
-        return Err(FormatError::Body(format!("{} value bytes for {count} values", body.len())));
+        return Err(FormatError::Body(format!(
+            "{} value bytes for {count} values",
+            body.len()
+        )));
     }
-    Ok(body.chunks_exact(8).map(|b| f64::from_le_bytes(b.try_into().unwrap())).collect())
+    Ok(body
+        .chunks_exact(8)
+        .map(|b| f64::from_le_bytes(b.try_into().unwrap()))
+        .collect())
 }
 
 /// Encode policy action codes.
@@ -330,7 +367,14 @@ mod tests {
         ChunkHeader {
             kind,
             game: Game::new(3, 512, 1.0).unwrap(),
-            id: ChunkId { part: PartId { sum: 40, max_exp: 5 }, group: 2, index: 1 },
+            id: ChunkId {
+                part: PartId {
+                    sum: 40,
+                    max_exp: 5,
+                },
+                group: 2,
+                index: 1,
+            },
             count,
         }
     }
@@ -343,9 +387,15 @@ mod tests {
         assert_eq!(decode_keys(&bytes, &h).unwrap(), keys);
         let vals = vec![0.0, 1.0, 0.123456789, f64::MIN_POSITIVE, 0.5];
         let hv = header(ChunkKind::Values, 5);
-        assert_eq!(decode_values(&encode_values(&hv, &vals, 3), &hv).unwrap(), vals);
+        assert_eq!(
+            decode_values(&encode_values(&hv, &vals, 3), &hv).unwrap(),
+            vals
+        );
         let hp = header(ChunkKind::Policy, 3);
-        assert_eq!(decode_policy(&encode_policy(&hp, &[0, 3, 2], 3), &hp).unwrap(), vec![0, 3, 2]);
+        assert_eq!(
+            decode_policy(&encode_policy(&hp, &[0, 3, 2], 3), &hp).unwrap(),
+            vec![0, 3, 2]
+        );
     }
 
     #[test]
@@ -354,20 +404,43 @@ mod tests {
         let bytes = encode_keys(&h, &[5, 6, 9], 3);
         let mut flipped = bytes.clone();
         *flipped.last_mut().unwrap() ^= 1;
-        assert!(matches!(decode_keys(&flipped, &h), Err(FormatError::PayloadChecksum { .. })));
+        assert!(matches!(
+            decode_keys(&flipped, &h),
+            Err(FormatError::PayloadChecksum { .. })
+        ));
         let mut head = bytes.clone();
         head[30] ^= 1;
         assert_eq!(decode_keys(&head, &h), Err(FormatError::HeaderChecksum));
-        assert_eq!(decode_keys(&bytes[..bytes.len() - 1], &h).unwrap_err(),
-            FormatError::PayloadLength { expected: (bytes.len() - HEADER_LEN) as u64, found: (bytes.len() - HEADER_LEN - 1) as u64 });
-        assert_eq!(decode_keys(&bytes[..10], &h), Err(FormatError::Truncated { len: 10 }));
-        assert_eq!(decode_keys(b"not a chunk at all, not at all, not at all, not at all, not at all, not at all", &h), Err(FormatError::Magic));
+        assert_eq!(
+            decode_keys(&bytes[..bytes.len() - 1], &h).unwrap_err(),
+            FormatError::PayloadLength {
+                expected: (bytes.len() - HEADER_LEN) as u64,
+                found: (bytes.len() - HEADER_LEN - 1) as u64
+            }
+        );
+        assert_eq!(
+            decode_keys(&bytes[..10], &h),
+            Err(FormatError::Truncated { len: 10 })
+        );
+        assert_eq!(
+            decode_keys(
+                b"not a chunk at all, not at all, not at all, not at all, not at all, not at all",
+                &h
+            ),
+            Err(FormatError::Magic)
+        );
         let mut other = h;
         other.game = Game::new(3, 1024, 1.0).unwrap();
-        assert!(matches!(decode_keys(&bytes, &other), Err(FormatError::Identity { .. })));
+        assert!(matches!(
+            decode_keys(&bytes, &other),
+            Err(FormatError::Identity { .. })
+        ));
         let mut other = h;
         other.id.index = 2;
-        assert!(matches!(decode_keys(&bytes, &other), Err(FormatError::Identity { .. })));
+        assert!(matches!(
+            decode_keys(&bytes, &other),
+            Err(FormatError::Identity { .. })
+        ));
         let mut v2 = bytes.clone();
         v2[8] = 9;
         assert_eq!(decode_keys(&v2, &h), Err(FormatError::Version { found: 9 }));

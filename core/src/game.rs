@@ -52,12 +52,20 @@ impl Game {
         let max_exp = ((n * n + 2) as u8).min(15);
         let exp = target.trailing_zeros() as u8;
         if !(3..=max_exp).contains(&exp) {
-            return Err(GameError::TargetRange { n, target, max: 1u64 << max_exp });
+            return Err(GameError::TargetRange {
+                n,
+                target,
+                max: 1u64 << max_exp,
+            });
         }
         if !(discount > 0.0 && discount <= 1.0) {
             return Err(GameError::Discount(discount));
         }
-        Ok(Game { n: n as u8, target_exp: exp, discount })
+        Ok(Game {
+            n: n as u8,
+            target_exp: exp,
+            discount,
+        })
     }
 
     /// Board side as usize.
@@ -76,7 +84,12 @@ impl Game {
         if self.discount == 1.0 {
             format!("{n}x{n}-to-{}", self.target(), n = self.n)
         } else {
-            format!("{n}x{n}-to-{}-discount-{}", self.target(), self.discount, n = self.n)
+            format!(
+                "{n}x{n}-to-{}-discount-{}",
+                self.target(),
+                self.discount,
+                n = self.n
+            )
         }
     }
 }
@@ -90,14 +103,25 @@ mod tests {
         assert!(Game::new(3, 1024, 1.0).is_ok());
         assert_eq!(Game::new(5, 64, 1.0), Err(GameError::BoardSize(5)));
         assert_eq!(Game::new(1, 64, 1.0), Err(GameError::BoardSize(1)));
-        assert_eq!(Game::new(4, 100, 1.0), Err(GameError::TargetNotPowerOfTwo(100)));
+        assert_eq!(
+            Game::new(4, 100, 1.0),
+            Err(GameError::TargetNotPowerOfTwo(100))
+        );
         assert_eq!(
             Game::new(4, 4, 1.0),
-            Err(GameError::TargetRange { n: 4, target: 4, max: 32768 })
+            Err(GameError::TargetRange {
+                n: 4,
+                target: 4,
+                max: 32768
+            })
         );
         assert_eq!(
             Game::new(4, 65536, 1.0),
-            Err(GameError::TargetRange { n: 4, target: 65536, max: 32768 })
+            Err(GameError::TargetRange {
+                n: 4,
+                target: 65536,
+                max: 32768
+            })
         );
         assert_eq!(
             Game::new(2, 64, 1.0).unwrap().target_exp,
@@ -108,6 +132,9 @@ mod tests {
         assert_eq!(Game::new(3, 8, 0.0), Err(GameError::Discount(0.0)));
         assert_eq!(Game::new(3, 8, 1.5), Err(GameError::Discount(1.5)));
         assert!(Game::new(3, 8, f64::NAN).is_err());
-        assert_eq!(Game::new(3, 1024, 0.99).unwrap().name(), "3x3-to-1024-discount-0.99");
+        assert_eq!(
+            Game::new(3, 1024, 0.99).unwrap().name(),
+            "3x3-to-1024-discount-0.99"
+        );
     }
 }

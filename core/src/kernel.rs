@@ -37,7 +37,10 @@ pub fn enumerate(game: &Game, part: PartId, states: &[u64]) -> BTreeMap<PartId, 
     let slot_part = |slot: usize| {
         let tile = (slot / 2 + 1) as u8;
         let mt = m + (slot % 2) as u8;
-        PartId { sum: part.sum + (2u32 << (tile - 1)), max_exp: mt.max(tile) }
+        PartId {
+            sum: part.sum + (2u32 << (tile - 1)),
+            max_exp: mt.max(tile),
+        }
     };
     let pieces: Vec<[Vec<u64>; 4]> = states
         .par_chunks(BATCH)
@@ -51,13 +54,13 @@ pub fn enumerate(game: &Game, part: PartId, states: &[u64]) -> BTreeMap<PartId, 
                     }
                     let grew = has_exponent(t, m + 1) as usize;
                     let full_after = empty_bits(t, n).count_ones() == 1;
+                    // A spawn that fills the board may leave no move: lost,
+                    // absorbing, not stored.
                     for_each_spawn(t, n, tables, |two, four| {
-                        if full_after && mover.is_lost(two) {
-                        } else {
+                        if !(full_after && mover.is_lost(two)) {
                             out[grew].push(two);
                         }
-                        if full_after && mover.is_lost(four) {
-                        } else {
+                        if !(full_after && mover.is_lost(four)) {
                             out[2 + grew].push(four);
                         }
                     });
@@ -77,7 +80,10 @@ pub fn enumerate(game: &Game, part: PartId, states: &[u64]) -> BTreeMap<PartId, 
             }
         }
     }
-    by_part.into_par_iter().map(|(p, runs)| (p, merge(runs))).collect()
+    by_part
+        .into_par_iter()
+        .map(|(p, runs)| (p, merge(runs)))
+        .collect()
 }
 
 /// Merge sorted runs into one sorted, distinct list.
@@ -103,7 +109,9 @@ pub fn balanced_splits(len: usize, max: usize) -> Vec<Range<usize>> {
         return Vec::new();
     }
     let pieces = len.div_ceil(max.max(1));
-    (0..pieces).map(|i| (i * len / pieces)..((i + 1) * len / pieces)).collect()
+    (0..pieces)
+        .map(|i| (i * len / pieces)..((i + 1) * len / pieces))
+        .collect()
 }
 
 /// A state the solve kernel needed but found in no table: the input layers
@@ -188,7 +196,11 @@ pub fn action_values(
                     return 0.0;
                 }
                 table.get(key).unwrap_or_else(|| {
-                    missing.get_or_insert(SolveError::Missing { state: key, from: s, sum });
+                    missing.get_or_insert(SolveError::Missing {
+                        state: key,
+                        from: s,
+                        sum,
+                    });
                     0.0
                 })
             };
@@ -240,6 +252,9 @@ mod tests {
 
     #[test]
     fn merge_dedups() {
-        assert_eq!(merge(vec![vec![1, 5, 9], vec![2, 5, 10], vec![9]]), vec![1, 2, 5, 9, 10]);
+        assert_eq!(
+            merge(vec![vec![1, 5, 9], vec![2, 5, 10], vec![9]]),
+            vec![1, 2, 5, 9, 10]
+        );
     }
 }

@@ -27,8 +27,8 @@ pub mod part;
 pub mod slow;
 pub mod spawn;
 pub mod table;
-pub mod task;
 pub mod tables;
+pub mod task;
 
 pub use board::Board;
 pub use game::{Game, GameError};

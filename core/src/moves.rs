@@ -22,8 +22,12 @@ pub enum Direction {
 
 impl Direction {
     /// All four, in action-code order (the tie-break order of the solver).
-    pub const ALL: [Direction; 4] =
-        [Direction::Left, Direction::Right, Direction::Up, Direction::Down];
+    pub const ALL: [Direction; 4] = [
+        Direction::Left,
+        Direction::Right,
+        Direction::Up,
+        Direction::Down,
+    ];
 
     /// The direction with the given action code.
     pub fn from_code(code: u8) -> Option<Direction> {
@@ -51,7 +55,10 @@ pub struct Mover {
 impl Mover {
     /// The mover for side `n`.
     pub fn new(n: usize) -> Mover {
-        Mover { n, tables: Tables::get(n) }
+        Mover {
+            n,
+            tables: Tables::get(n),
+        }
     }
 
     /// Board side.
@@ -124,14 +131,29 @@ mod tests {
     fn documented_merge_order() {
         let m = Mover::new(4);
         let x = b("2 2 2 . / . . . . / . . . . / . . . .");
-        assert_eq!(m.apply(x, Direction::Left), b("4 2 . . / . . . . / . . . . / . . . ."));
+        assert_eq!(
+            m.apply(x, Direction::Left),
+            b("4 2 . . / . . . . / . . . . / . . . .")
+        );
         let x = b("2 2 2 2 / . . . . / . . . . / . . . .");
-        assert_eq!(m.apply(x, Direction::Left), b("4 4 . . / . . . . / . . . . / . . . ."));
-        assert_eq!(m.apply(x, Direction::Right), b(". . 4 4 / . . . . / . . . . / . . . ."));
+        assert_eq!(
+            m.apply(x, Direction::Left),
+            b("4 4 . . / . . . . / . . . . / . . . .")
+        );
+        assert_eq!(
+            m.apply(x, Direction::Right),
+            b(". . 4 4 / . . . . / . . . . / . . . .")
+        );
         let x = b("2 2 2 . / . . . . / . . . . / . . . .");
-        assert_eq!(m.apply(x, Direction::Right), b(". . 2 4 / . . . . / . . . . / . . . ."));
+        assert_eq!(
+            m.apply(x, Direction::Right),
+            b(". . 2 4 / . . . . / . . . . / . . . .")
+        );
         let x = b("4 4 8 . / . . . . / . . . . / . . . .");
-        assert_eq!(m.apply(x, Direction::Left), b("8 8 . . / . . . . / . . . . / . . . ."));
+        assert_eq!(
+            m.apply(x, Direction::Left),
+            b("8 8 . . / . . . . / . . . . / . . . .")
+        );
         let x = b("2 . . / 2 . . / 4 . .");
         let m3 = Mover::new(3);
         assert_eq!(m3.apply(x, Direction::Up), b("4 . . / 4 . . / . . ."));

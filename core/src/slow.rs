@@ -30,7 +30,11 @@ pub fn slide_line(cells: &[u8]) -> Vec<u8> {
 /// The board as an `n x n` grid of exponents.
 pub fn to_grid(x: u64, n: usize) -> Vec<Vec<u8>> {
     (0..n)
-        .map(|r| (0..n).map(|c| ((x >> (16 * r + 4 * c)) & 0xF) as u8).collect())
+        .map(|r| {
+            (0..n)
+                .map(|c| ((x >> (16 * r + 4 * c)) & 0xF) as u8)
+                .collect()
+        })
         .collect()
 }
 
@@ -59,10 +63,12 @@ pub fn apply(x: u64, n: usize, dir: Direction) -> u64 {
                 Direction::Down => (n - 1 - k, i),
             }
         };
-        let line: Vec<u8> = (0..n).map(|k| {
-            let (r, c) = idx(k);
-            g[r][c]
-        }).collect();
+        let line: Vec<u8> = (0..n)
+            .map(|k| {
+                let (r, c) = idx(k);
+                g[r][c]
+            })
+            .collect();
         for (k, e) in slide_line(&line).into_iter().enumerate() {
             let (r, c) = idx(k);
             out[r][c] = e;
@@ -83,7 +89,9 @@ pub fn image(x: u64, n: usize, g: usize) -> u64 {
         }
     }
     if g & 4 != 0 {
-        let t: Vec<Vec<u8>> = (0..n).map(|r| (0..n).map(|c| grid[c][r]).collect()).collect();
+        let t: Vec<Vec<u8>> = (0..n)
+            .map(|r| (0..n).map(|c| grid[c][r]).collect())
+            .collect();
         grid = t;
     }
     from_grid(&grid)
@@ -138,7 +146,12 @@ pub fn starts(n: usize) -> BTreeMap<u64, f64> {
 
 /// Tile sum of a board.
 pub fn tile_sum(x: u64, n: usize) -> u32 {
-    to_grid(x, n).iter().flatten().filter(|&&e| e != 0).map(|&e| 1u32 << e).sum()
+    to_grid(x, n)
+        .iter()
+        .flatten()
+        .filter(|&&e| e != 0)
+        .map(|&e| 1u32 << e)
+        .sum()
 }
 
 /// Largest exponent on a board.
@@ -171,7 +184,10 @@ pub fn enumerate(game: &Game) -> BTreeMap<(u32, u8), BTreeSet<u64>> {
     }
     let mut parts: BTreeMap<(u32, u8), BTreeSet<u64>> = BTreeMap::new();
     for s in seen {
-        parts.entry((tile_sum(s, n), max_exp(s, n))).or_default().insert(s);
+        parts
+            .entry((tile_sum(s, n), max_exp(s, n)))
+            .or_default()
+            .insert(s);
     }
     parts
 }
@@ -197,7 +213,11 @@ pub fn solve(game: &Game) -> HashMap<u64, f64> {
                 spawns(t, n)
                     .into_iter()
                     .map(|(next, p)| {
-                        if is_lost(next, n) { 0.0 } else { p * value[&canonical(next, n)] }
+                        if is_lost(next, n) {
+                            0.0
+                        } else {
+                            p * value[&canonical(next, n)]
+                        }
                     })
                     .sum()
             };

@@ -58,8 +58,9 @@ pub struct Starts {
 impl Starts {
     /// The start distribution of the `n x n` game.
     pub fn new(n: usize) -> Starts {
-        let cells: Vec<u32> =
-            (0..n).flat_map(|r| (0..n).map(move |c| (16 * r + 4 * c) as u32)).collect();
+        let cells: Vec<u32> = (0..n)
+            .flat_map(|r| (0..n).map(move |c| (16 * r + 4 * c) as u32))
+            .collect();
         // A 2 has weight 9 and a 4 weight 1 (0.9 and 0.1); each ordered pair of
         // distinct cells is equally likely.
         let mut weights = BTreeMap::new();
@@ -75,17 +76,26 @@ impl Starts {
                 }
             }
         }
-        Starts { weights, denominator }
+        Starts {
+            weights,
+            denominator,
+        }
     }
 
     /// Probability of a canonical start board.
     pub fn probability(&self, board: u64) -> f64 {
-        self.weights.get(&board).map_or(0.0, |&w| w as f64 / self.denominator as f64)
+        self.weights
+            .get(&board)
+            .map_or(0.0, |&w| w as f64 / self.denominator as f64)
     }
 
     /// Expectation of `value` over the start distribution.
     pub fn expect(&self, mut value: impl FnMut(u64) -> f64) -> f64 {
-        let total: f64 = self.weights.iter().map(|(&s, &w)| w as f64 * value(s)).sum();
+        let total: f64 = self
+            .weights
+            .iter()
+            .map(|(&s, &w)| w as f64 * value(s))
+            .sum();
         total / self.denominator as f64
     }
 }
@@ -101,7 +111,9 @@ mod tests {
         for n in 2..=4 {
             let tables = Tables::get(n);
             for _ in 0..3000 {
-                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 // Sparse random boards: each cell empty with probability ~1/2.
                 let mut t = 0u64;
                 for r in 0..n {
@@ -117,8 +129,10 @@ mod tests {
                     fast.push(two);
                     fast.push(four);
                 });
-                let slow: Vec<u64> =
-                    slow::spawns(t, n).into_iter().map(|(b, _)| slow::canonical(b, n)).collect();
+                let slow: Vec<u64> = slow::spawns(t, n)
+                    .into_iter()
+                    .map(|(b, _)| slow::canonical(b, n))
+                    .collect();
                 assert_eq!(fast, slow, "n={n} t={t:#x}");
             }
         }
@@ -129,7 +143,10 @@ mod tests {
         for n in 2..=4 {
             let fast = Starts::new(n);
             let slow = slow::starts(n);
-            assert_eq!(fast.weights.keys().collect::<Vec<_>>(), slow.keys().collect::<Vec<_>>());
+            assert_eq!(
+                fast.weights.keys().collect::<Vec<_>>(),
+                slow.keys().collect::<Vec<_>>()
+            );
             for (&k, p) in &slow {
                 assert!((p - fast.probability(k)).abs() < 1e-15);
             }

@@ -16,8 +16,15 @@ pub struct ValueTable {
 impl ValueTable {
     /// An empty table sized for `capacity` states.
     pub fn with_capacity(capacity: usize) -> ValueTable {
-        let want = (capacity.max(1) * 3).div_ceil(2).next_power_of_two().max(16);
-        ValueTable { slots: vec![(0, 0.0); want], shift: 64 - want.trailing_zeros(), len: 0 }
+        let want = (capacity.max(1) * 3)
+            .div_ceil(2)
+            .next_power_of_two()
+            .max(16);
+        ValueTable {
+            slots: vec![(0, 0.0); want],
+            shift: 64 - want.trailing_zeros(),
+            len: 0,
+        }
     }
 
     /// Number of states held.
@@ -44,7 +51,10 @@ impl ValueTable {
     /// both programming errors.
     pub fn insert(&mut self, key: u64, value: f64) {
         assert!(key != 0, "the empty board is not a state");
-        assert!(self.len * 3 < self.slots.len() * 2, "value table over capacity");
+        assert!(
+            self.len * 3 < self.slots.len() * 2,
+            "value table over capacity"
+        );
         let mask = self.slots.len() - 1;
         let mut i = self.home(key);
         loop {

@@ -39,7 +39,10 @@ impl Tables {
         for row in 0..rows {
             let cells: Vec<u8> = (0..n).map(|c| ((row >> (4 * c)) & 0xF) as u8).collect();
             let pack = |cells: &[u8]| {
-                cells.iter().enumerate().fold(0u16, |acc, (c, &e)| acc | ((e as u16) << (4 * c)))
+                cells
+                    .iter()
+                    .enumerate()
+                    .fold(0u16, |acc, (c, &e)| acc | ((e as u16) << (4 * c)))
             };
             left[row] = pack(&slow::slide_line(&cells));
             let mut rev: Vec<u8> = cells.iter().rev().copied().collect();
@@ -59,6 +62,11 @@ impl Tables {
                 *p = (img.trailing_zeros() / 4) as u8;
             }
         }
-        Tables { n, left, right, pos }
+        Tables {
+            n,
+            left,
+            right,
+            pos,
+        }
     }
 }

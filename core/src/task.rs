@@ -101,7 +101,10 @@ impl Task {
     /// A stable, unique name: the commit record's object name derives from it.
     pub fn key(&self) -> String {
         let c = |id: &ChunkId| {
-            format!("s{:05}-m{:02}-g{:04}-c{:04}", id.part.sum, id.part.max_exp, id.group, id.index)
+            format!(
+                "s{:05}-m{:02}-g{:04}-c{:04}",
+                id.part.sum, id.part.max_exp, id.group, id.index
+            )
         };
         match self {
             Task::Seed { .. } => "seed".to_string(),
@@ -188,7 +191,10 @@ pub mod layout {
             ),
             None => "seed".to_string(),
         };
-        format!("runs/s{:05}/m{:02}/g{:04}/from-{from}.run", part.sum, part.max_exp, group)
+        format!(
+            "runs/s{:05}/m{:02}/g{:04}/from-{from}.run",
+            part.sum, part.max_exp, group
+        )
     }
 
     /// Commit record of a task.

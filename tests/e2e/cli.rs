@@ -21,14 +21,24 @@ pub fn solve_json(store: &Path, args: &[&str]) -> serde_json::Value {
 
 /// Run `solve2048 solve --json` with `args` on `store`.
 pub fn solve(store: &Path, args: &[&str]) -> Output {
-    bin().arg("solve").args(args).arg("--store").arg(store).arg("--json").output().unwrap()
+    bin()
+        .arg("solve")
+        .args(args)
+        .arg("--store")
+        .arg(store)
+        .arg("--json")
+        .output()
+        .unwrap()
 }
 
 /// Expect a clean failure whose message contains `needle`.
 pub fn fails_with(out: &Output, needle: &str) {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "expected failure, got success");
-    assert!(stderr.contains(needle), "stderr {stderr:?} lacks {needle:?}");
+    assert!(
+        stderr.contains(needle),
+        "stderr {stderr:?} lacks {needle:?}"
+    );
     assert!(!stderr.contains("panicked"), "panicked: {stderr}");
 }
 
@@ -36,15 +46,48 @@ pub fn fails_with(out: &Output, needle: &str) {
 fn bad_input_gets_clear_errors() {
     let dir = tempfile::tempdir().unwrap();
     let s = dir.path().join("s");
-    fails_with(&solve(&s, &["--board", "5", "--target", "64"]), "board size 5 is not supported");
-    fails_with(&solve(&s, &["--board", "1", "--target", "64"]), "board size 1 is not supported");
-    fails_with(&solve(&s, &["--board", "4", "--target", "100"]), "target 100 is not a power of two");
-    fails_with(&solve(&s, &["--board", "4", "--target", "65536"]), "out of range");
-    fails_with(&solve(&s, &["--board", "2", "--target", "128"]), "out of range for 2x2");
-    fails_with(&solve(&s, &["--board", "3", "--target", "64", "--discount", "0"]), "discount 0 is outside (0, 1]");
-    fails_with(&solve(&s, &["--board", "3", "--target", "64", "--discount", "1.5"]), "outside (0, 1]");
-    fails_with(&solve(Path::new("/proc/solve2048-cannot-write"), &["--board", "2", "--target", "8"]), "cannot open store");
-    fails_with(&solve(Path::new("s3://bucket/x"), &["--board", "2", "--target", "8"]), "not supported by this build");
+    fails_with(
+        &solve(&s, &["--board", "5", "--target", "64"]),
+        "board size 5 is not supported",
+    );
+    fails_with(
+        &solve(&s, &["--board", "1", "--target", "64"]),
+        "board size 1 is not supported",
+    );
+    fails_with(
+        &solve(&s, &["--board", "4", "--target", "100"]),
+        "target 100 is not a power of two",
+    );
+    fails_with(
+        &solve(&s, &["--board", "4", "--target", "65536"]),
+        "out of range",
+    );
+    fails_with(
+        &solve(&s, &["--board", "2", "--target", "128"]),
+        "out of range for 2x2",
+    );
+    fails_with(
+        &solve(&s, &["--board", "3", "--target", "64", "--discount", "0"]),
+        "discount 0 is outside (0, 1]",
+    );
+    fails_with(
+        &solve(&s, &["--board", "3", "--target", "64", "--discount", "1.5"]),
+        "outside (0, 1]",
+    );
+    fails_with(
+        &solve(
+            Path::new("/proc/solve2048-cannot-write"),
+            &["--board", "2", "--target", "8"],
+        ),
+        "cannot open store",
+    );
+    fails_with(
+        &solve(
+            Path::new("s3://bucket/x"),
+            &["--board", "2", "--target", "8"],
+        ),
+        "not supported by this build",
+    );
 }
 
 #[test]
@@ -52,12 +95,23 @@ fn store_of_another_game_or_format_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let s = dir.path().join("s");
     solve_json(&s, &["--board", "2", "--target", "16"]);
-    fails_with(&solve(&s, &["--board", "2", "--target", "32"]), "holds a different job (2x2-to-16");
-    fails_with(&solve(&s, &["--board", "2", "--target", "16", "--chunk-size", "3"]), "holds a different job");
+    fails_with(
+        &solve(&s, &["--board", "2", "--target", "32"]),
+        "holds a different job (2x2-to-16",
+    );
+    fails_with(
+        &solve(&s, &["--board", "2", "--target", "16", "--chunk-size", "3"]),
+        "holds a different job",
+    );
     let job = s.join("job.json");
-    let text = std::fs::read_to_string(&job).unwrap().replace("\"format_version\": 1", "\"format_version\": 99");
+    let text = std::fs::read_to_string(&job)
+        .unwrap()
+        .replace("\"format_version\": 1", "\"format_version\": 99");
     std::fs::write(&job, text).unwrap();
-    fails_with(&solve(&s, &["--board", "2", "--target", "16"]), "uses chunk format version 99");
+    fails_with(
+        &solve(&s, &["--board", "2", "--target", "16"]),
+        "uses chunk format version 99",
+    );
 }
 
 #[test]
@@ -75,5 +129,8 @@ fn damaged_chunk_is_detected_and_named() {
     std::fs::write(&path, bytes).unwrap();
     std::fs::remove_file(s.join("commits/solve-s00030-m03-g0000-c0000.json")).unwrap();
     let out = solve(&s, &["--board", "3", "--target", "16"]);
-    fails_with(&out, &format!("rejected {chunk}: payload checksum mismatch"));
+    fails_with(
+        &out,
+        &format!("rejected {chunk}: payload checksum mismatch"),
+    );
 }

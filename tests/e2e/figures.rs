@@ -7,16 +7,34 @@ fn published() -> Vec<(u32, u64, u64)> {
     csv.lines()
         .skip(1)
         .map(|l| l.split(',').collect::<Vec<_>>())
-        .map(|f| (f[0].parse().unwrap(), f[1].parse().unwrap(), f[2].parse().unwrap()))
+        .map(|f| {
+            (
+                f[0].parse().unwrap(),
+                f[1].parse().unwrap(),
+                f[2].parse().unwrap(),
+            )
+        })
         .collect()
 }
 
 fn check_game(n: u32, target: u64) -> serde_json::Value {
     let dir = tempfile::tempdir().unwrap();
-    let out = solve_json(&dir.path().join("s"), &["--board", &n.to_string(), "--target", &target.to_string()]);
-    let want = published().into_iter().find(|&(a, b, _)| a == n && b == target).unwrap().2;
+    let out = solve_json(
+        &dir.path().join("s"),
+        &["--board", &n.to_string(), "--target", &target.to_string()],
+    );
+    let want = published()
+        .into_iter()
+        .find(|&(a, b, _)| a == n && b == target)
+        .unwrap()
+        .2;
     assert_eq!(out["states"], want, "{n}x{n} to {target}");
-    let parts: u64 = out["parts"].as_array().unwrap().iter().map(|p| p["states"].as_u64().unwrap()).sum();
+    let parts: u64 = out["parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["states"].as_u64().unwrap())
+        .sum();
     assert_eq!(parts, want, "parts add up");
     out
 }
@@ -27,7 +45,10 @@ fn value(out: &serde_json::Value) -> f64 {
 
 /// Published values are printed to 5 decimals.
 fn assert_published(v: f64, published: f64) {
-    assert!((v - published).abs() <= 0.5e-5, "{v} vs published {published}");
+    assert!(
+        (v - published).abs() <= 0.5e-5,
+        "{v} vs published {published}"
+    );
 }
 
 #[test]
@@ -63,7 +84,10 @@ fn three_by_three_to_1024_matches_published() {
 #[test]
 fn four_by_four_to_16_discounted_matches_published() {
     let dir = tempfile::tempdir().unwrap();
-    let out = solve_json(&dir.path().join("s"), &["--board", "4", "--target", "16", "--discount", "0.99"]);
+    let out = solve_json(
+        &dir.path().join("s"),
+        &["--board", "4", "--target", "16", "--discount", "0.99"],
+    );
     assert_published(value(&out), 0.91430);
     assert_eq!(out["discount"], 0.99);
 }
@@ -71,15 +95,50 @@ fn four_by_four_to_16_discounted_matches_published() {
 #[test]
 fn results_are_identical_whatever_threads_and_chunk_size() {
     let dir = tempfile::tempdir().unwrap();
-    let a = solve_json(&dir.path().join("a"), &["--board", "3", "--target", "128", "--threads", "1", "--chunk-size", "50000"]);
-    let b = solve_json(&dir.path().join("b"), &["--board", "3", "--target", "128", "--threads", "2", "--chunk-size", "3001"]);
+    let a = solve_json(
+        &dir.path().join("a"),
+        &[
+            "--board",
+            "3",
+            "--target",
+            "128",
+            "--threads",
+            "1",
+            "--chunk-size",
+            "50000",
+        ],
+    );
+    let b = solve_json(
+        &dir.path().join("b"),
+        &[
+            "--board",
+            "3",
+            "--target",
+            "128",
+            "--threads",
+            "2",
+            "--chunk-size",
+            "3001",
+        ],
+    );
     assert_eq!(a["digest"], b["digest"]);
     assert_eq!(a["states"], b["states"]);
-    assert_eq!(a["parts"].as_array().unwrap().len(), b["parts"].as_array().unwrap().len());
-    assert_eq!(a["start_value"].as_f64().unwrap().to_bits(), b["start_value"].as_f64().unwrap().to_bits());
+    assert_eq!(
+        a["parts"].as_array().unwrap().len(),
+        b["parts"].as_array().unwrap().len()
+    );
+    assert_eq!(
+        a["start_value"].as_f64().unwrap().to_bits(),
+        b["start_value"].as_f64().unwrap().to_bits()
+    );
     // Smaller chunks really did split the parts differently.
     let chunks = |v: &serde_json::Value| -> u64 {
-        v["parts"].as_array().unwrap().iter().map(|p| p["chunks"].as_u64().unwrap()).sum()
+        v["parts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["chunks"].as_u64().unwrap())
+            .sum()
     };
     assert!(chunks(&b) > chunks(&a));
 }

@@ -36,10 +36,20 @@ fn kill_and_resume(kill_after_commits: usize) {
     let args = ["--board", "3", "--target", "256", "--chunk-size", "20000"];
     let clean = solve_json(&dir.path().join("clean"), &args);
     let store = dir.path().join("killed");
-    let mut child = bin().arg("solve").args(args).arg("--store").arg(&store).arg("--json").spawn().unwrap();
+    let mut child = bin()
+        .arg("solve")
+        .args(args)
+        .arg("--store")
+        .arg(&store)
+        .arg("--json")
+        .spawn()
+        .unwrap();
     let t0 = Instant::now();
     while commits(&store) < kill_after_commits {
-        assert!(child.try_wait().unwrap().is_none(), "finished before it could be killed");
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "finished before it could be killed"
+        );
         assert!(t0.elapsed() < Duration::from_secs(120));
         std::thread::sleep(Duration::from_millis(5));
     }

@@ -13,7 +13,9 @@ use solve2048_core::kernel::{self, SolveError};
 use solve2048_core::part::{group_of, ChunkId, PartId};
 use solve2048_core::spawn::Starts;
 use solve2048_core::table::ValueTable;
-use solve2048_core::task::{layout, result_digest, ChunkRef, JobSpec, RunRef, TargetGroups, Task, TaskOutput};
+use solve2048_core::task::{
+    layout, result_digest, ChunkRef, JobSpec, RunRef, TargetGroups, Task, TaskOutput,
+};
 use solve2048_core::Board;
 use tokio::sync::OnceCell;
 
@@ -64,11 +66,20 @@ pub struct Worker {
 impl Worker {
     /// A worker for `job` on `store`.
     pub fn new(store: Store, job: JobSpec) -> Worker {
-        Worker { store, job, layers: Mutex::new(BTreeMap::new()) }
+        Worker {
+            store,
+            job,
+            layers: Mutex::new(BTreeMap::new()),
+        }
     }
 
     fn header(&self, kind: ChunkKind, id: ChunkId, count: u64) -> ChunkHeader {
-        ChunkHeader { kind, game: self.job.game, id, count }
+        ChunkHeader {
+            kind,
+            game: self.job.game,
+            id,
+            count,
+        }
     }
 
     /// Run one task to completion.
@@ -80,7 +91,10 @@ impl Worker {
                 for &s in starts.weights.keys() {
                     let b = Board(s);
                     by_part
-                        .entry(PartId { sum: b.tile_sum(), max_exp: b.max_exponent() })
+                        .entry(PartId {
+                            sum: b.tile_sum(),
+                            max_exp: b.max_exponent(),
+                        })
                         .or_default()
                         .push(s);
                 }
@@ -123,7 +137,9 @@ impl Worker {
         task: &Task,
         f: impl FnOnce() -> T + Send + 'static,
     ) -> Result<T, WorkerError> {
-        tokio::task::spawn_blocking(f).await.map_err(|_| WorkerError::Panic { task: task.key() })
+        tokio::task::spawn_blocking(f)
+            .await
+            .map_err(|_| WorkerError::Panic { task: task.key() })
     }
 
     async fn read_solved(&self, c: ChunkRef) -> Result<(Vec<u64>, Vec<f64>), WorkerError> {
@@ -149,12 +165,14 @@ impl Worker {
     ) -> Result<TaskOutput, WorkerError> {
         let mut runs = Vec::new();
         for (part, keys) in by_part {
-            let groups = targets.iter().find(|t| t.part == part).map(|t| t.groups).ok_or_else(|| {
-                WorkerError::InvalidTask {
+            let groups = targets
+                .iter()
+                .find(|t| t.part == part)
+                .map(|t| t.groups)
+                .ok_or_else(|| WorkerError::InvalidTask {
                     task: task.key(),
                     reason: format!("successors in {part}, which the task gives no group count"),
-                }
-            })?;
+                })?;
             let mut split: Vec<Vec<u64>> = vec![Vec::new(); groups as usize];
             for k in keys {
                 split[group_of(k, groups) as usize].push(k);
@@ -167,7 +185,11 @@ impl Worker {
                 let object = layout::run(&part, group, source);
                 // A run's header carries its target part and group; the index
                 // field is unused (0).
-                let id = ChunkId { part, group, index: 0 };
+                let id = ChunkId {
+                    part,
+                    group,
+                    index: 0,
+                };
                 let bytes = chunk::encode_keys(
                     &self.header(ChunkKind::Run, id, keys.len() as u64),
                     &keys,
@@ -175,7 +197,13 @@ impl Worker {
                 );
                 let checksum = file_checksum(&bytes);
                 self.store.put(&object, bytes).await?;
-                runs.push(RunRef { part, group, object, count: keys.len() as u64, checksum });
+                runs.push(RunRef {
+                    part,
+                    group,
+                    object,
+                    count: keys.len() as u64,
+                    checksum,
+                });
             }
         }
         Ok(TaskOutput::Runs(runs))
@@ -190,17 +218,32 @@ impl Worker {
     ) -> Result<TaskOutput, WorkerError> {
         let mut reads = Vec::with_capacity(runs.len());
         for r in runs {
-            let h = self.header(ChunkKind::Run, ChunkId { part, group, index: 0 }, r.count);
+            let h = self.header(
+                ChunkKind::Run,
+                ChunkId {
+                    part,
+                    group,
+                    index: 0,
+                },
+                r.count,
+            );
             reads.push(self.store.read_keys_owned(r.object.clone(), h));
         }
-        let loaded: Vec<Vec<u64>> =
-            futures::stream::iter(reads).buffered(8).try_collect().await?;
+        let loaded: Vec<Vec<u64>> = futures::stream::iter(reads)
+            .buffered(8)
+            .try_collect()
+            .await?;
         let states = self.blocking(task, move || kernel::merge(loaded)).await?;
         let mut out = Vec::new();
-        for (index, range) in
-            kernel::balanced_splits(states.len(), self.job.chunk_size as usize).into_iter().enumerate()
+        for (index, range) in kernel::balanced_splits(states.len(), self.job.chunk_size as usize)
+            .into_iter()
+            .enumerate()
         {
-            let id = ChunkId { part, group, index: index as u32 };
+            let id = ChunkId {
+                part,
+                group,
+                index: index as u32,
+            };
             let keys = &states[range];
             let bytes = chunk::encode_keys(
                 &self.header(ChunkKind::States, id, keys.len() as u64),
@@ -209,7 +252,11 @@ impl Worker {
             );
             let checksum = file_checksum(&bytes);
             self.store.put(&layout::states(&id), bytes).await?;
-            out.push(ChunkRef { id, count: keys.len() as u64, checksum });
+            out.push(ChunkRef {
+                id,
+                count: keys.len() as u64,
+                checksum,
+            });
         }
         Ok(TaskOutput::Chunks(out))
     }
@@ -224,7 +271,10 @@ impl Worker {
         let tables = self.tables(next).await?;
         self.evict_above(sum + 4);
         let empty = Arc::new(ValueTable::with_capacity(1));
-        let plus2 = tables.get(&(sum + 2)).cloned().unwrap_or_else(|| empty.clone());
+        let plus2 = tables
+            .get(&(sum + 2))
+            .cloned()
+            .unwrap_or_else(|| empty.clone());
         let plus4 = tables.get(&(sum + 4)).cloned().unwrap_or(empty);
         let states = self.read_states(chunk).await?;
         let game = self.job.game;
@@ -236,20 +286,36 @@ impl Worker {
                 })
             })
             .await?
-            .map_err(|source| WorkerError::Solve { chunk: chunk.id, source })?;
+            .map_err(|source| WorkerError::Solve {
+                chunk: chunk.id,
+                source,
+            })?;
         let level = self.job.zstd_level;
-        let vbytes =
-            chunk::encode_values(&self.header(ChunkKind::Values, chunk.id, chunk.count), &values, level);
-        let pbytes =
-            chunk::encode_policy(&self.header(ChunkKind::Policy, chunk.id, chunk.count), &actions, level);
+        let vbytes = chunk::encode_values(
+            &self.header(ChunkKind::Values, chunk.id, chunk.count),
+            &values,
+            level,
+        );
+        let pbytes = chunk::encode_policy(
+            &self.header(ChunkKind::Policy, chunk.id, chunk.count),
+            &actions,
+            level,
+        );
         let (values_checksum, policy_checksum) = (file_checksum(&vbytes), file_checksum(&pbytes));
         self.store.put(&layout::values(&chunk.id), vbytes).await?;
         self.store.put(&layout::policy(&chunk.id), pbytes).await?;
-        Ok(TaskOutput::Solved { values_checksum, policy_checksum, digest })
+        Ok(TaskOutput::Solved {
+            values_checksum,
+            policy_checksum,
+            digest,
+        })
     }
 
     /// Value tables of every layer `chunks` belong to, loading each at most once.
-    async fn tables(&self, chunks: &[ChunkRef]) -> Result<BTreeMap<u32, Arc<ValueTable>>, WorkerError> {
+    async fn tables(
+        &self,
+        chunks: &[ChunkRef],
+    ) -> Result<BTreeMap<u32, Arc<ValueTable>>, WorkerError> {
         let mut by_layer: BTreeMap<u32, Vec<ChunkRef>> = BTreeMap::new();
         for c in chunks {
             by_layer.entry(c.id.part.sum).or_default().push(*c);
@@ -273,8 +339,10 @@ impl Worker {
         for c in &chunks {
             reads.push(self.read_solved(*c));
         }
-        let pieces: Vec<(Vec<u64>, Vec<f64>)> =
-            futures::stream::iter(reads).buffered(4).try_collect().await?;
+        let pieces: Vec<(Vec<u64>, Vec<f64>)> = futures::stream::iter(reads)
+            .buffered(4)
+            .try_collect()
+            .await?;
         let table = tokio::task::spawn_blocking(move || {
             let mut table = ValueTable::with_capacity(total as usize);
             for (states, values) in pieces {
@@ -285,7 +353,9 @@ impl Worker {
             table
         })
         .await
-        .map_err(|_| WorkerError::Panic { task: "load layer".into() })?;
+        .map_err(|_| WorkerError::Panic {
+            task: "load layer".into(),
+        })?;
         Ok(Arc::new(table))
     }
 }

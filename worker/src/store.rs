@@ -67,7 +67,10 @@ pub struct Store {
 impl Store {
     /// Open a store: a local directory (created if needed) or a `file://` URL.
     pub fn open(location: &str) -> Result<Store, StoreError> {
-        let open_err = |reason: String| StoreError::Open { location: location.to_string(), reason };
+        let open_err = |reason: String| StoreError::Open {
+            location: location.to_string(),
+            reason,
+        };
         if let Some((scheme, _)) = location.split_once("://") {
             if scheme != "file" {
                 return Err(open_err(format!(
@@ -83,12 +86,18 @@ impl Store {
         std::fs::write(&probe, b"ok").map_err(|e| open_err(format!("not writable: {e}")))?;
         let _ = std::fs::remove_file(&probe);
         let fs = LocalFileSystem::new_with_prefix(path).map_err(|e| open_err(e.to_string()))?;
-        Ok(Store { inner: Arc::new(fs), location: location.to_string() })
+        Ok(Store {
+            inner: Arc::new(fs),
+            location: location.to_string(),
+        })
     }
 
     /// Wrap an existing object store (tests, in-memory stores).
     pub fn from_object_store(inner: Arc<dyn ObjectStore>, location: &str) -> Store {
-        Store { inner, location: location.to_string() }
+        Store {
+            inner,
+            location: location.to_string(),
+        }
     }
 
     /// The location it was opened from.
@@ -107,7 +116,10 @@ impl Store {
             .put(&ObjectPath::from(object), PutPayload::from(bytes))
             .await
             .map(|_| ())
-            .map_err(|source| StoreError::Write { object: object.to_string(), source })
+            .map_err(|source| StoreError::Write {
+                object: object.to_string(),
+                source,
+            })
     }
 
     /// Read a whole object, or `None` if it does not exist.
@@ -117,48 +129,81 @@ impl Store {
                 .bytes()
                 .await
                 .map(Some)
-                .map_err(|source| StoreError::Read { object: object.to_string(), source }),
+                .map_err(|source| StoreError::Read {
+                    object: object.to_string(),
+                    source,
+                }),
             Err(object_store::Error::NotFound { .. }) => Ok(None),
-            Err(source) => Err(StoreError::Read { object: object.to_string(), source }),
+            Err(source) => Err(StoreError::Read {
+                object: object.to_string(),
+                source,
+            }),
         }
     }
 
     /// Read a whole object that must exist.
     pub async fn get_required(&self, object: &str) -> Result<Bytes, StoreError> {
-        self.get(object).await?.ok_or_else(|| StoreError::Missing { object: object.to_string() })
+        self.get(object).await?.ok_or_else(|| StoreError::Missing {
+            object: object.to_string(),
+        })
     }
 
     /// Delete an object (missing is fine).
     pub async fn delete(&self, object: &str) -> Result<(), StoreError> {
         match self.inner.delete(&ObjectPath::from(object)).await {
             Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
-            Err(source) => Err(StoreError::Write { object: object.to_string(), source }),
+            Err(source) => Err(StoreError::Write {
+                object: object.to_string(),
+                source,
+            }),
         }
     }
 
     /// Read and verify sorted keys (states or a run).
-    pub async fn read_keys(&self, object: &str, expect: &ChunkHeader) -> Result<Vec<u64>, StoreError> {
+    pub async fn read_keys(
+        &self,
+        object: &str,
+        expect: &ChunkHeader,
+    ) -> Result<Vec<u64>, StoreError> {
         let bytes = self.get_required(object).await?;
-        chunk::decode_keys(&bytes, expect)
-            .map_err(|source| StoreError::Rejected { object: object.to_string(), source })
+        chunk::decode_keys(&bytes, expect).map_err(|source| StoreError::Rejected {
+            object: object.to_string(),
+            source,
+        })
     }
 
     /// [`Store::read_keys`] taking owned arguments (for batches of reads).
-    pub async fn read_keys_owned(&self, object: String, expect: ChunkHeader) -> Result<Vec<u64>, StoreError> {
+    pub async fn read_keys_owned(
+        &self,
+        object: String,
+        expect: ChunkHeader,
+    ) -> Result<Vec<u64>, StoreError> {
         self.read_keys(&object, &expect).await
     }
 
     /// Read and verify values.
-    pub async fn read_values(&self, object: &str, expect: &ChunkHeader) -> Result<Vec<f64>, StoreError> {
+    pub async fn read_values(
+        &self,
+        object: &str,
+        expect: &ChunkHeader,
+    ) -> Result<Vec<f64>, StoreError> {
         let bytes = self.get_required(object).await?;
-        chunk::decode_values(&bytes, expect)
-            .map_err(|source| StoreError::Rejected { object: object.to_string(), source })
+        chunk::decode_values(&bytes, expect).map_err(|source| StoreError::Rejected {
+            object: object.to_string(),
+            source,
+        })
     }
 
     /// Read and verify policy codes.
-    pub async fn read_policy(&self, object: &str, expect: &ChunkHeader) -> Result<Vec<u8>, StoreError> {
+    pub async fn read_policy(
+        &self,
+        object: &str,
+        expect: &ChunkHeader,
+    ) -> Result<Vec<u8>, StoreError> {
         let bytes = self.get_required(object).await?;
-        chunk::decode_policy(&bytes, expect)
-            .map_err(|source| StoreError::Rejected { object: object.to_string(), source })
+        chunk::decode_policy(&bytes, expect).map_err(|source| StoreError::Rejected {
+            object: object.to_string(),
+            source,
+        })
     }
 }

@@ -21,7 +21,13 @@ fn solve_in_memory(game: &Game) -> Solved {
     let mut parts: BTreeMap<PartId, Vec<u64>> = BTreeMap::new();
     for &s in Starts::new(n).weights.keys() {
         let b = solve2048_core::Board(s);
-        parts.entry(PartId { sum: b.tile_sum(), max_exp: b.max_exponent() }).or_default().push(s);
+        parts
+            .entry(PartId {
+                sum: b.tile_sum(),
+                max_exp: b.max_exponent(),
+            })
+            .or_default()
+            .push(s);
     }
     let mut sum = 4;
     while parts.keys().any(|p| p.sum >= sum) {
@@ -61,7 +67,11 @@ fn solve_in_memory(game: &Game) -> Solved {
         tables.insert(sum, table);
     }
     let start_value = Starts::new(n).expect(|s| values[&s]);
-    Solved { parts, values, start_value }
+    Solved {
+        parts,
+        values,
+        start_value,
+    }
 }
 
 fn published_count(n: u8, target: u64) -> u64 {
@@ -80,14 +90,23 @@ fn small_games_match_slow_reference_exactly() {
         let game = Game::new(n, target, 1.0).unwrap();
         let fast = solve_in_memory(&game);
         let slow_parts = slow::enumerate(&game);
-        let fast_parts: BTreeMap<(u32, u8), Vec<u64>> =
-            fast.parts.iter().map(|(p, s)| ((p.sum, p.max_exp), s.clone())).collect();
-        let slow_parts: BTreeMap<(u32, u8), Vec<u64>> =
-            slow_parts.into_iter().map(|(k, v)| (k, v.into_iter().collect())).collect();
+        let fast_parts: BTreeMap<(u32, u8), Vec<u64>> = fast
+            .parts
+            .iter()
+            .map(|(p, s)| ((p.sum, p.max_exp), s.clone()))
+            .collect();
+        let slow_parts: BTreeMap<(u32, u8), Vec<u64>> = slow_parts
+            .into_iter()
+            .map(|(k, v)| (k, v.into_iter().collect()))
+            .collect();
         assert_eq!(fast_parts, slow_parts, "{}", game.name());
         let slow_values = slow::solve(&game);
         for (s, v) in &fast.values {
-            assert!((v - slow_values[s]).abs() < 1e-12, "{} state {s:#x}", game.name());
+            assert!(
+                (v - slow_values[s]).abs() < 1e-12,
+                "{} state {s:#x}",
+                game.name()
+            );
         }
     }
 }
@@ -107,9 +126,19 @@ fn counts_and_values_match_published_small() {
         let game = Game::new(n, target, 1.0).unwrap();
         let solved = solve_in_memory(&game);
         let count: usize = solved.parts.values().map(Vec::len).sum();
-        assert_eq!(count as u64, published_count(n as u8, target), "{}", game.name());
+        assert_eq!(
+            count as u64,
+            published_count(n as u8, target),
+            "{}",
+            game.name()
+        );
         if let Some(v) = value {
-            assert!((solved.start_value - v).abs() < 5e-6, "{}: {}", game.name(), solved.start_value);
+            assert!(
+                (solved.start_value - v).abs() < 5e-6,
+                "{}: {}",
+                game.name(),
+                solved.start_value
+            );
         }
     }
     // 2x2 to 8 cannot be lost under optimal play: exactly 1.

@@ -9,14 +9,17 @@ use solve2048_core::{slow, Direction};
 /// A random board of side n with exponents up to 14 (any cell may be empty);
 /// 15 is the largest target, so no stored state holds two tiles that merge past it.
 fn board(n: usize) -> impl Strategy<Value = u64> {
-    proptest::collection::vec(prop_oneof![3 => Just(0u8), 5 => 1u8..6, 1 => 6u8..15], n * n)
-        .prop_map(move |cells| {
-            let mut x = 0u64;
-            for (i, e) in cells.into_iter().enumerate() {
-                x |= (e as u64) << (16 * (i / n) + 4 * (i % n));
-            }
-            x
-        })
+    proptest::collection::vec(
+        prop_oneof![3 => Just(0u8), 5 => 1u8..6, 1 => 6u8..15],
+        n * n,
+    )
+    .prop_map(move |cells| {
+        let mut x = 0u64;
+        for (i, e) in cells.into_iter().enumerate() {
+            x |= (e as u64) << (16 * (i / n) + 4 * (i % n));
+        }
+        x
+    })
 }
 
 fn any_board() -> impl Strategy<Value = (usize, u64)> {
