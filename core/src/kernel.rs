@@ -42,8 +42,15 @@ pub fn enumerate(game: &Game, part: PartId, states: &[u64]) -> BTreeMap<PartId, 
             max_exp: mt.max(tile),
         }
     };
+    // Few large batches: successors repeat heavily within a chunk (about ten
+    // times on 4x4), so each batch is sorted and deduplicated once, in
+    // parallel, and the batches are then merged in linear time.
+    let batch = states
+        .len()
+        .div_ceil(2 * rayon::current_num_threads())
+        .max(BATCH);
     let pieces: Vec<[Vec<u64>; 4]> = states
-        .par_chunks(BATCH)
+        .par_chunks(batch)
         .map(|batch| {
             let mut out: [Vec<u64>; 4] = Default::default();
             for &s in batch {
@@ -82,8 +89,36 @@ pub fn enumerate(game: &Game, part: PartId, states: &[u64]) -> BTreeMap<PartId, 
     }
     by_part
         .into_par_iter()
-        .map(|(p, runs)| (p, merge(runs)))
+        .map(|(p, runs)| (p, merge_sorted(&runs)))
         .collect()
+}
+
+/// Merge sorted, distinct runs into one sorted, distinct list, in linear time
+/// for a handful of runs.
+pub fn merge_sorted(runs: &[Vec<u64>]) -> Vec<u64> {
+    let total = runs.iter().map(Vec::len).sum();
+    let mut out: Vec<u64> = Vec::with_capacity(total);
+    let mut heads: Vec<&[u64]> = runs
+        .iter()
+        .map(Vec::as_slice)
+        .filter(|r| !r.is_empty())
+        .collect();
+    while !heads.is_empty() {
+        let (mut best, mut min) = (0, heads[0][0]);
+        for (i, h) in heads.iter().enumerate().skip(1) {
+            if h[0] < min {
+                (best, min) = (i, h[0]);
+            }
+        }
+        if out.last() != Some(&min) {
+            out.push(min);
+        }
+        heads[best] = &heads[best][1..];
+        if heads[best].is_empty() {
+            heads.swap_remove(best);
+        }
+    }
+    out
 }
 
 /// Merge sorted runs into one sorted, distinct list.
@@ -147,13 +182,22 @@ pub fn solve(
     let results: Vec<Result<Vec<(f64, u8)>, SolveError>> = states
         .par_chunks(BATCH)
         .map(|batch| {
-            batch
-                .iter()
-                .map(|&s| {
-                    let (v, a) = solve_state(game, &mover, sum, s, plus2, plus4)?;
-                    Ok((v, a as u8))
-                })
-                .collect()
+            // Software pipeline: gather and prefetch the successors of the
+            // next state while the current one's lookups complete.
+            let mut out = Vec::with_capacity(batch.len());
+            let mut current = Successors::gather(game, &mover, batch[0], plus2, plus4);
+            for i in 0..batch.len() {
+                let next = batch
+                    .get(i + 1)
+                    .map(|&s| Successors::gather(game, &mover, s, plus2, plus4));
+                let q = current.action_values(game, &mover, sum, plus2, plus4)?;
+                if let Some(next) = next {
+                    current = next;
+                }
+                let (v, a) = best_action(&q).ok_or(SolveError::Terminal(batch[i]))?;
+                out.push((v, a as u8));
+            }
+            Ok(out)
         })
         .collect();
     let mut values = Vec::with_capacity(states.len());
@@ -176,57 +220,11 @@ pub fn action_values(
     plus2: &ValueTable,
     plus4: &ValueTable,
 ) -> Result<[Option<f64>; 4], SolveError> {
-    let n = game.size();
-    let tables = mover.tables();
-    let mut out = [None; 4];
-    for dir in Direction::ALL {
-        let t = mover.apply(s, dir);
-        if t == s {
-            continue;
-        }
-        let q = if has_exponent(t, game.target_exp) {
-            1.0
-        } else {
-            let empties = empty_bits(t, n).count_ones();
-            let full_after = empties == 1;
-            let mut acc = 0.0f64;
-            let mut missing = None;
-            let mut value = |key: u64, table: &ValueTable, sum: u32| -> f64 {
-                if full_after && mover.is_lost(key) {
-                    return 0.0;
-                }
-                table.get(key).unwrap_or_else(|| {
-                    missing.get_or_insert(SolveError::Missing {
-                        state: key,
-                        from: s,
-                        sum,
-                    });
-                    0.0
-                })
-            };
-            for_each_spawn(t, n, tables, |two, four| {
-                acc += P_TWO * value(two, plus2, sum + 2) + P_FOUR * value(four, plus4, sum + 4);
-            });
-            if let Some(e) = missing {
-                return Err(e);
-            }
-            acc / empties as f64
-        };
-        out[dir as usize] = Some(game.discount * q);
-    }
-    Ok(out)
+    Successors::gather(game, mover, s, plus2, plus4).action_values(game, mover, sum, plus2, plus4)
 }
 
-#[inline]
-fn solve_state(
-    game: &Game,
-    mover: &Mover,
-    sum: u32,
-    s: u64,
-    plus2: &ValueTable,
-    plus4: &ValueTable,
-) -> Result<(f64, Direction), SolveError> {
-    let q = action_values(game, mover, sum, s, plus2, plus4)?;
+/// The best action and its value (first in [`Direction::ALL`] order on ties).
+pub fn best_action(q: &[Option<f64>; 4]) -> Option<(f64, Direction)> {
     let mut best: Option<(f64, Direction)> = None;
     for dir in Direction::ALL {
         if let Some(v) = q[dir as usize] {
@@ -235,7 +233,104 @@ fn solve_state(
             }
         }
     }
-    best.ok_or(SolveError::Terminal(s))
+    best
+}
+
+/// What one action leads to.
+#[derive(Clone, Copy)]
+enum Outcome {
+    Illegal,
+    Won,
+    /// Spawns `keys[start..start + 2 * cells]` as (two, four) pairs, in cell order.
+    Spawns {
+        start: u8,
+        cells: u8,
+    },
+}
+
+/// The canonical successors of one state, gathered (and their table slots
+/// prefetched) before any value is looked up.
+struct Successors {
+    state: u64,
+    outcomes: [Outcome; 4],
+    keys: [u64; 128],
+}
+
+impl Successors {
+    #[inline]
+    fn gather(game: &Game, mover: &Mover, s: u64, plus2: &ValueTable, plus4: &ValueTable) -> Self {
+        let n = game.size();
+        let tables = mover.tables();
+        let mut me = Successors {
+            state: s,
+            outcomes: [Outcome::Illegal; 4],
+            keys: [0; 128],
+        };
+        let mut len = 0usize;
+        for dir in Direction::ALL {
+            let t = mover.apply(s, dir);
+            me.outcomes[dir as usize] = if t == s {
+                Outcome::Illegal
+            } else if has_exponent(t, game.target_exp) {
+                Outcome::Won
+            } else {
+                let start = len;
+                for_each_spawn(t, n, tables, |two, four| {
+                    plus2.prefetch(two);
+                    plus4.prefetch(four);
+                    me.keys[len] = two;
+                    me.keys[len + 1] = four;
+                    len += 2;
+                });
+                Outcome::Spawns {
+                    start: start as u8,
+                    cells: ((len - start) / 2) as u8,
+                }
+            };
+        }
+        me
+    }
+
+    #[inline]
+    fn action_values(
+        &self,
+        game: &Game,
+        mover: &Mover,
+        sum: u32,
+        plus2: &ValueTable,
+        plus4: &ValueTable,
+    ) -> Result<[Option<f64>; 4], SolveError> {
+        let mut out = [None; 4];
+        for (slot, outcome) in self.outcomes.iter().enumerate() {
+            let q = match *outcome {
+                Outcome::Illegal => continue,
+                Outcome::Won => 1.0,
+                Outcome::Spawns { start, cells } => {
+                    let full_after = cells == 1;
+                    let value = |key: u64, table: &ValueTable, sum: u32| {
+                        // A spawn that fills the board may leave no move: lost.
+                        if full_after && mover.is_lost(key) {
+                            return Ok(0.0);
+                        }
+                        table.get(key).ok_or(SolveError::Missing {
+                            state: key,
+                            from: self.state,
+                            sum,
+                        })
+                    };
+                    let pairs = &self.keys[start as usize..start as usize + 2 * cells as usize];
+                    let mut acc = 0.0f64;
+                    for pair in pairs.chunks_exact(2) {
+                        acc += P_TWO * value(pair[0], plus2, sum + 2)?
+                            + P_FOUR * value(pair[1], plus4, sum + 4)?;
+                    }
+                    acc / cells as f64
+                }
+            };
+            out[slot] = Some(game.discount * q);
+        }
+        Ok(out)
+    }
 }
 
 #[cfg(test)]

@@ -2,27 +2,24 @@
 //!
 //! Open addressing with linear probing over interleaved `(state, value)` slots,
 //! so that a lookup usually costs one cache line. The empty board (key 0) is
-//! never a state and marks a free slot. At most 2/3 full.
+//! never a state and marks a free slot. The capacity is 1.5 times the state
+//! count (not rounded up to a power of two, which could double the memory of a
+//! large layer); the home slot is a multiply-shift of the state's hash.
 
 use crate::part::mix;
 
 /// Map from canonical state to value for one layer.
 pub struct ValueTable {
     slots: Vec<(u64, f64)>,
-    shift: u32,
     len: usize,
 }
 
 impl ValueTable {
     /// An empty table sized for `capacity` states.
     pub fn with_capacity(capacity: usize) -> ValueTable {
-        let want = (capacity.max(1) * 3)
-            .div_ceil(2)
-            .next_power_of_two()
-            .max(16);
+        let want = (capacity.max(1) * 3).div_ceil(2).max(16);
         ValueTable {
             slots: vec![(0, 0.0); want],
-            shift: 64 - want.trailing_zeros(),
             len: 0,
         }
     }
@@ -44,7 +41,7 @@ impl ValueTable {
 
     #[inline(always)]
     fn home(&self, key: u64) -> usize {
-        (mix(key) >> self.shift) as usize
+        ((mix(key) as u128 * self.slots.len() as u128) >> 64) as usize
     }
 
     /// Insert or overwrite. Panics on key 0 (not a state) or a full table,
@@ -55,7 +52,6 @@ impl ValueTable {
             self.len * 3 < self.slots.len() * 2,
             "value table over capacity"
         );
-        let mask = self.slots.len() - 1;
         let mut i = self.home(key);
         loop {
             let slot = &mut self.slots[i];
@@ -68,14 +64,16 @@ impl ValueTable {
                 slot.1 = value;
                 return;
             }
-            i = (i + 1) & mask;
+            i += 1;
+            if i == self.slots.len() {
+                i = 0;
+            }
         }
     }
 
     /// The value of `key`, if present.
     #[inline]
     pub fn get(&self, key: u64) -> Option<f64> {
-        let mask = self.slots.len() - 1;
         let mut i = self.home(key);
         loop {
             let (k, v) = self.slots[i];
@@ -85,7 +83,10 @@ impl ValueTable {
             if k == 0 {
                 return None;
             }
-            i = (i + 1) & mask;
+            i += 1;
+            if i == self.slots.len() {
+                i = 0;
+            }
         }
     }
 
