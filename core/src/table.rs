@@ -12,6 +12,7 @@ use crate::part::mix;
 pub struct ValueTable {
     slots: Vec<(u64, f64)>,
     len: usize,
+    capacity: usize,
 }
 
 impl ValueTable {
@@ -44,18 +45,16 @@ impl ValueTable {
         ((mix(key) as u128 * self.slots.len() as u128) >> 64) as usize
     }
 
-    /// Insert or overwrite. Panics on key 0 (not a state) or a full table,
-    /// both programming errors.
+    /// Insert or overwrite. Panics on key 0 (not a state) or on a new key
+    /// beyond the capacity, both programming errors.
     pub fn insert(&mut self, key: u64, value: f64) {
         assert!(key != 0, "the empty board is not a state");
-        assert!(
-            self.len * 3 < self.slots.len() * 2,
-            "value table over capacity"
-        );
         let mut i = self.home(key);
         loop {
             let slot = &mut self.slots[i];
             if slot.0 == 0 {
+                // Slots are 1.5x the capacity, so probes always end.
+                assert!(self.len < self.capacity, "value table over capacity");
                 *slot = (key, value);
                 self.len += 1;
                 return;
