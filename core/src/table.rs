@@ -22,6 +22,7 @@ impl ValueTable {
         ValueTable {
             slots: vec![(0, 0.0); want],
             len: 0,
+            capacity: capacity.max(1),
         }
     }
 
