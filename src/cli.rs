@@ -5,7 +5,8 @@ use clap::{Parser, Subcommand};
 use futures_util::FutureExt;
 use solve2048_coordinator::{Executor, Phase, Records};
 use solve2048_core::task::{JobSpec, Task, TaskOutput};
-use solve2048_core::Game;
+use solve2048_core::{Board, Direction, Game};
+use solve2048_worker::solution::Solution;
 use solve2048_worker::{Store, Worker};
 
 use crate::progress::{peak_rss_bytes, Reporter};
@@ -22,6 +23,43 @@ pub struct Cli {
 enum Command {
     /// Enumerate every reachable state and solve the game, on this machine.
     Solve(SolveArgs),
+    /// The value of a board and of each move, from a solved store.
+    Query(QueryArgs),
+    /// Play seeded games with the optimal policy of a solved store.
+    Play(PlayArgs),
+}
+
+#[derive(clap::Args)]
+struct QueryArgs {
+    /// The solved store.
+    #[arg(long)]
+    store: String,
+    /// The board, rows separated by '/', '.' for empty: "2 4 . 8 / . . 2 . / ...";
+    /// or the 16-digit nybble hex form (0x...).
+    #[arg(long)]
+    board: String,
+    /// Print one JSON object on stdout.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(clap::Args)]
+struct PlayArgs {
+    /// The solved store.
+    #[arg(long)]
+    store: String,
+    /// Seed of the random tiles (game i of --games uses seed + i).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Pause between moves, in milliseconds (one game on a terminal).
+    #[arg(long, default_value_t = 0)]
+    delay: u64,
+    /// Number of games; more than one reports the win rate.
+    #[arg(long, default_value_t = 1)]
+    games: u64,
+    /// Print one JSON object on stdout.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(clap::Args)]
@@ -56,6 +94,8 @@ struct SolveArgs {
 pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Solve(args) => solve(args),
+        Command::Query(args) => query(args),
+        Command::Play(args) => play(args),
     }
 }
 
@@ -171,6 +211,147 @@ fn solve(args: SolveArgs) -> anyhow::Result<()> {
                 summary.tasks_skipped, summary.tasks_run
             );
         }
+    }
+    Ok(())
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("starting the async runtime")
+}
+
+/// Open a store that must already exist (reading never creates one).
+fn open_existing(location: &str) -> anyhow::Result<Store> {
+    let dir = location.strip_prefix("file://").unwrap_or(location);
+    if !location.contains("://") || location.starts_with("file://") {
+        anyhow::ensure!(
+            std::path::Path::new(dir).is_dir(),
+            "store {location} does not exist"
+        );
+    }
+    Ok(Store::open(location)?)
+}
+
+fn query(args: QueryArgs) -> anyhow::Result<()> {
+    let (board, n) = Board::parse(&args.board)?;
+    let rt = runtime()?;
+    let solution = rt.block_on(Solution::open(open_existing(&args.store)?))?;
+    let answer = rt.block_on(solution.query(board.0, n))?;
+    if args.json {
+        let actions: serde_json::Map<String, serde_json::Value> = Direction::ALL
+            .iter()
+            .map(|d| {
+                (
+                    d.name().to_string(),
+                    serde_json::json!(answer.actions[*d as usize]),
+                )
+            })
+            .collect();
+        let out = serde_json::json!({
+            "game": solution.game().name(),
+            "board": board.to_text(n),
+            "hex": format!("{:#018x}", board.0),
+            "status": answer.status,
+            "value": answer.value,
+            "actions": actions,
+            "best": answer.best.map(Direction::name),
+        });
+        println!("{out}");
+        return Ok(());
+    }
+    print!("{}", board.to_grid(n));
+    println!(
+        "game: {}   status: {:?}",
+        solution.game().name(),
+        answer.status
+    );
+    println!("win probability under optimal play: {:.10}", answer.value);
+    for d in Direction::ALL {
+        match answer.actions[d as usize] {
+            Some(v) => println!(
+                "  {:<5} {:.10}{}",
+                d.name(),
+                v,
+                if answer.best == Some(d) {
+                    "  <- best"
+                } else {
+                    ""
+                }
+            ),
+            None => println!("  {:<5} (illegal)", d.name()),
+        }
+    }
+    Ok(())
+}
+
+fn play(args: PlayArgs) -> anyhow::Result<()> {
+    anyhow::ensure!(args.games >= 1, "--games must be at least 1");
+    let rt = runtime()?;
+    let solution = rt.block_on(Solution::open(open_existing(&args.store)?))?;
+    let n = solution.game().size();
+    if args.games == 1 {
+        let show = !args.json;
+        let played = rt.block_on(solution.play(args.seed, |step| {
+            if show {
+                let x: Board = step.board.parse().unwrap_or_default();
+                print!("{}", x.to_grid(n));
+                println!(
+                    "win probability {:.6}, move {}\n",
+                    step.value,
+                    step.action.name()
+                );
+                if args.delay > 0 {
+                    std::thread::sleep(std::time::Duration::from_millis(args.delay));
+                }
+            }
+        }))?;
+        if args.json {
+            println!("{}", serde_json::to_string(&played)?);
+        } else {
+            let last: Board = played.last.parse().unwrap_or_default();
+            print!("{}", last.to_grid(n));
+            println!(
+                "{} after {} moves (seed {})",
+                if played.won { "won" } else { "lost" },
+                played.steps.len(),
+                played.seed
+            );
+        }
+        return Ok(());
+    }
+    let mut wins = 0u64;
+    let mut moves = 0u64;
+    for i in 0..args.games {
+        let played = rt.block_on(solution.play(args.seed.wrapping_add(i), |_| {}))?;
+        wins += played.won as u64;
+        moves += played.steps.len() as u64;
+    }
+    let k = args.games as f64;
+    let rate = wins as f64 / k;
+    let start = solution.summary().start_value;
+    let se = (start * (1.0 - start) / k).sqrt();
+    if args.json {
+        let out = serde_json::json!({
+            "game": solution.game().name(),
+            "games": args.games,
+            "first_seed": args.seed,
+            "wins": wins,
+            "win_rate": rate,
+            "start_value": start,
+            "standard_error": se,
+            "mean_moves": moves as f64 / k,
+        });
+        println!("{out}");
+    } else {
+        println!(
+            "{} games of {}: won {wins} ({rate:.4}); start value {start:.4} +- {se:.4} (one standard error); {:.1} moves per game",
+            args.games,
+            solution.game().name(),
+            moves as f64 / k
+        );
     }
     Ok(())
 }

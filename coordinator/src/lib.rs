@@ -10,4 +10,5 @@ pub mod plan;
 pub mod records;
 
 pub use plan::{run, Executor, Phase, Progress, Summary};
-pub use records::{CoordinatorError, JobManifest, Records};
+pub use records::{CoordinatorError, Records};
+pub use solve2048_core::task::JobManifest;

@@ -14,7 +14,10 @@ use futures::future::BoxFuture;
 use futures::StreamExt;
 use serde::Serialize;
 use solve2048_core::part::PartId;
-use solve2048_core::task::{ChunkRef, JobSpec, RunRef, TargetGroups, Task, TaskOutput};
+use solve2048_core::task::{
+    layout, ChunkRef, JobSpec, LayerIndex, PartIndex, RunRef, SolvedSummary, TargetGroups, Task,
+    TaskOutput,
+};
 
 use crate::records::{CoordinatorError, Records};
 
@@ -185,6 +188,13 @@ impl Coordinator<'_> {
         let (start_value, digest) = self.backward(&layers).await?;
         (self.progress)(&Progress::PhaseEnd(Phase::Solve));
         let solve_seconds = t1.elapsed().as_secs_f64();
+        let solved = SolvedSummary {
+            states: layers.values().flatten().map(|c| c.count).sum(),
+            start_value,
+            digest: format!("{digest:016x}"),
+            layers: layers.keys().copied().collect(),
+        };
+        self.records.put_json(layout::SUMMARY, &solved).await?;
         let mut parts: BTreeMap<PartId, (u64, usize)> = BTreeMap::new();
         for c in layers.values().flatten() {
             let e = parts.entry(c.id.part).or_default();
@@ -325,6 +335,24 @@ impl Coordinator<'_> {
                 }
             }
             chunks.sort_by_key(|c| c.id);
+            let index = LayerIndex {
+                sum,
+                parts: parts
+                    .iter()
+                    .map(|&part| PartIndex {
+                        part,
+                        groups: groups_for(part, &sizes, self.job.chunk_size),
+                        chunks: chunks
+                            .iter()
+                            .filter(|c| c.id.part == part)
+                            .copied()
+                            .collect(),
+                    })
+                    .collect(),
+            };
+            self.records
+                .put_json(&layout::layer_index(sum), &index)
+                .await?;
             for c in &chunks {
                 *sizes.entry(c.id.part).or_default() += c.count;
             }

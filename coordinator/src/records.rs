@@ -10,9 +10,9 @@ use std::sync::Arc;
 
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use solve2048_core::chunk::FORMAT_VERSION;
-use solve2048_core::task::{layout, JobSpec, Task, TaskOutput};
+use solve2048_core::task::{layout, JobManifest, JobSpec, Task, TaskOutput};
 
 /// Errors of the coordinator.
 #[derive(Debug, thiserror::Error)]
@@ -61,15 +61,6 @@ pub enum CoordinatorError {
         /// The last error.
         error: String,
     },
-}
-
-/// The job manifest: what the store holds.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct JobManifest {
-    /// Chunk format version of every object.
-    pub format_version: u16,
-    /// The job.
-    pub job: JobSpec,
 }
 
 /// Access to the records of one store.
@@ -130,6 +121,17 @@ impl Records {
             object: object.to_string(),
             reason: e.to_string(),
         })
+    }
+
+    /// Write a JSON object (indexes and summaries derived from commit records;
+    /// rewriting one gives identical bytes).
+    pub async fn put_json<T: Serialize>(
+        &self,
+        object: &str,
+        value: &T,
+    ) -> Result<(), CoordinatorError> {
+        self.put(object, serde_json::to_vec_pretty(value).unwrap())
+            .await
     }
 
     /// Read the job manifest, if any.

@@ -24,6 +24,15 @@ pub struct JobSpec {
     pub zstd_level: i32,
 }
 
+/// The job manifest (`job.json`): what the store holds.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct JobManifest {
+    /// Chunk format version of every object.
+    pub format_version: u16,
+    /// The job.
+    pub job: JobSpec,
+}
+
 /// A stored chunk of states (and, once solved, of values and policy).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChunkRef {
@@ -138,6 +147,42 @@ pub enum TaskOutput {
     StartValue(f64),
 }
 
+/// The index of one layer, written once its merges are committed: every part
+/// with its group count and chunks. Readers (queries, plots) find a state's
+/// chunk through it: part from the state, group from its hash.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LayerIndex {
+    /// Tile sum.
+    pub sum: u32,
+    /// Parts of the layer, by max tile.
+    pub parts: Vec<PartIndex>,
+}
+
+/// One part in a [`LayerIndex`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PartIndex {
+    /// The part.
+    pub part: PartId,
+    /// Its number of hash groups.
+    pub groups: u32,
+    /// Its chunks, in (group, index) order.
+    pub chunks: Vec<ChunkRef>,
+}
+
+/// What a finished job writes last (`summary.json`): its presence marks the
+/// store as solved.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SolvedSummary {
+    /// Non-terminal canonical states.
+    pub states: u64,
+    /// Value of the game from the random start.
+    pub start_value: f64,
+    /// Result digest (see [`result_digest`]).
+    pub digest: String,
+    /// Tile sums of every layer, ascending.
+    pub layers: Vec<u32>,
+}
+
 /// An order-independent digest of solved states: the wrapping sum over states
 /// of a hash of (state, value bits, action). Digests of chunks add up to the
 /// digest of the whole job, whatever the chunking, so two runs agree bit for
@@ -196,6 +241,14 @@ pub mod layout {
             part.sum, part.max_exp, group
         )
     }
+
+    /// The index of layer `sum`.
+    pub fn layer_index(sum: u32) -> String {
+        format!("layers/s{sum:05}.json")
+    }
+
+    /// The summary of a solved job.
+    pub const SUMMARY: &str = "summary.json";
 
     /// Commit record of a task.
     pub fn commit(task_key: &str) -> String {

@@ -4,3 +4,4 @@
 mod cli;
 mod figures;
 mod resume;
+mod use_solution;

@@ -2,10 +2,12 @@
 //!
 //! Modules:
 //! - [`store`]: opening a store and reading/writing verified chunk objects.
+//! - [`solution`]: answering questions from a solved store (query, play).
 //! - [`exec`]: [`exec::Worker`], which runs one [`solve2048_core::task::Task`]
 //!   (reads its inputs, runs the core kernel on rayon, writes its outputs).
 
 pub mod exec;
+pub mod solution;
 pub mod store;
 
 pub use exec::{Worker, WorkerError};

@@ -1,0 +1,124 @@
+//! Using a solved store: query boards (hand-checked answers), play seeded games.
+
+use std::path::Path;
+
+use crate::cli::{bin, fails_with, solve_json};
+
+fn query(store: &Path, board: &str) -> serde_json::Value {
+    let out = bin()
+        .args(["query", "--json", "--board", board])
+        .arg("--store")
+        .arg(store)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn close(v: &serde_json::Value, want: f64) -> bool {
+    (v.as_f64().unwrap() - want).abs() < 1e-12
+}
+
+#[test]
+fn query_answers_hand_checked_2x2_boards() {
+    let dir = tempfile::tempdir().unwrap();
+    let s16 = dir.path().join("2-16");
+    solve_json(&s16, &["--board", "2", "--target", "16"]);
+    // 8 4 / 2 . : left and up change nothing. Right gives 8 4 / . 2, then a 2
+    // (8 4 / 2 2, won by right, up, left) or a 4 (8 4 / 4 2, lost): 0.9. Down
+    // gives 8 . / 2 4, then a 2 (lost) or a 4 (8 4 / 2 4, won): 0.1.
+    let a = query(&s16, "8 4 / 2 .");
+    assert!(close(&a["value"], 0.9), "{a}");
+    assert!(close(&a["actions"]["right"], 0.9));
+    assert!(close(&a["actions"]["down"], 0.1));
+    assert!(a["actions"]["left"].is_null() && a["actions"]["up"].is_null());
+    assert_eq!(a["best"], "right");
+    assert_eq!(a["status"], "playing");
+    // The same board transposed (not the canonical orientation): right
+    // becomes down, and the hex form is accepted too.
+    let t = query(&s16, "8 2 / 4 .");
+    assert_eq!(t["best"], "down");
+    assert!(close(&t["actions"]["down"], 0.9) && close(&t["actions"]["right"], 0.1));
+    assert_eq!(
+        query(&s16, &t["hex"].as_str().unwrap().to_string())["best"],
+        "down"
+    );
+
+    let s8 = dir.path().join("2-8");
+    solve_json(&s8, &["--board", "2", "--target", "8"]);
+    // 4 4 / . . : left and right both make the 8 at once (a tie at 1); up
+    // changes nothing; down moves the row and must still win.
+    let tie = query(&s8, "4 4 / . .");
+    assert!(close(&tie["actions"]["left"], 1.0) && close(&tie["actions"]["right"], 1.0));
+    assert!(tie["actions"]["up"].is_null());
+    assert_eq!(tie["best"], "left", "ties go to the first action");
+    assert_eq!(query(&s8, "8 . / . 2")["status"], "won");
+    assert_eq!(query(&s16, "2 4 / 4 2")["status"], "lost");
+}
+
+#[test]
+fn query_refuses_bad_boards_and_unsolved_stores() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = dir.path().join("s");
+    solve_json(&s, &["--board", "2", "--target", "16"]);
+    let q = |board: &str, store: &Path| {
+        bin()
+            .args(["query", "--board", board])
+            .arg("--store")
+            .arg(store)
+            .output()
+            .unwrap()
+    };
+    fails_with(&q("2 4 / 8", &s), "expected a 2x2, 3x3 or 4x4 board");
+    fails_with(&q("2 3 / . .", &s), "cell \"3\" is not a tile");
+    fails_with(
+        &q("2 . . / . . . / . . .", &s),
+        "the board is 3x3 but the store solves 2x2-to-16",
+    );
+    fails_with(&q("8 8 / 8 8", &s), "is not reachable in 2x2-to-16");
+    fails_with(&q("2 . / . 2", &dir.path().join("none")), "does not exist");
+    std::fs::remove_file(s.join("summary.json")).unwrap();
+    fails_with(&q("2 . / . 2", &s), "is not solved yet");
+}
+
+#[test]
+fn seeded_play_is_reproducible_and_wins_at_the_start_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = dir.path().join("s");
+    let solved = solve_json(&s, &["--board", "3", "--target", "512"]);
+    let play = |args: &[&str]| -> serde_json::Value {
+        let out = bin()
+            .arg("play")
+            .arg("--store")
+            .arg(&s)
+            .args(args)
+            .arg("--json")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let a = play(&["--seed", "42"]);
+    assert_eq!(a, play(&["--seed", "42"]), "same seed, same game");
+    assert_ne!(a["steps"], play(&["--seed", "43"])["steps"]);
+    assert!(a["steps"].as_array().unwrap().len() > 10);
+    let many = play(&["--games", "10000", "--seed", "1"]);
+    let (rate, start) = (
+        many["win_rate"].as_f64().unwrap(),
+        solved["start_value"].as_f64().unwrap(),
+    );
+    let se = (start * (1.0 - start) / 10000.0).sqrt();
+    assert!(
+        (rate - start).abs() < 3.0 * se,
+        "win rate {rate} vs start value {start} (se {se})"
+    );
+    assert_eq!(many["start_value"], solved["start_value"]);
+}

@@ -1,0 +1,419 @@
+//! Reading a solved store: the value and optimal action of any board, in the
+//! orientation the user gave, and seeded games played with the optimal policy.
+//!
+//! A state is found through the layer index: its tile sum names the layer, its
+//! max tile the part, its hash the group; the group's few chunks are read
+//! (verified) once and kept in memory for later lookups.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use solve2048_core::canonical::{canonical_with_symmetry, direction_image, inverse};
+use solve2048_core::chunk::{ChunkHeader, ChunkKind, FORMAT_VERSION};
+use solve2048_core::moves::{has_exponent, Mover};
+use solve2048_core::part::{group_of, ChunkId};
+use solve2048_core::spawn::{empty_bits, for_each_spawn, P_FOUR, P_TWO};
+use solve2048_core::task::{layout, JobManifest, LayerIndex, SolvedSummary};
+use solve2048_core::{Board, Direction, Game};
+
+use crate::store::{Store, StoreError};
+
+/// Why a question about a solution could not be answered.
+#[derive(Debug, thiserror::Error)]
+pub enum QueryError {
+    /// The store has no job at all.
+    #[error("store {location} holds no solve2048 job (no job.json)")]
+    NoJob {
+        /// Store location.
+        location: String,
+    },
+    /// The job exists but has not finished.
+    #[error("store {location} is not solved yet ({game}): finish it with `solve2048 solve` first")]
+    NotSolved {
+        /// Store location.
+        location: String,
+        /// The game.
+        game: String,
+    },
+    /// Another format version.
+    #[error("store {location} uses chunk format version {found}; this build reads version {FORMAT_VERSION}")]
+    FormatVersion {
+        /// Store location.
+        location: String,
+        /// Version found.
+        found: u16,
+    },
+    /// A board of another size than the game's.
+    #[error("the board is {found}x{found} but the store solves {game}")]
+    WrongSize {
+        /// Board side given.
+        found: usize,
+        /// The game.
+        game: String,
+    },
+    /// A board no play of this game reaches.
+    #[error("board {board} is not reachable in {game}")]
+    Unreachable {
+        /// The board as text.
+        board: String,
+        /// The game.
+        game: String,
+    },
+    /// A JSON record that does not parse.
+    #[error("record {object} is damaged: {reason}")]
+    Damaged {
+        /// The object.
+        object: String,
+        /// Why.
+        reason: String,
+    },
+    /// Reading the store failed or an object was rejected.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Where a board stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// The target tile is on the board.
+    Won,
+    /// No legal move.
+    Lost,
+    /// Still playing.
+    Playing,
+}
+
+/// The answer to a query, in the orientation of the board asked about.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Answer {
+    /// Won, lost or playing.
+    pub status: Status,
+    /// Win probability under optimal play.
+    pub value: f64,
+    /// Value of each action (left, right, up, down); None where illegal.
+    pub actions: [Option<f64>; 4],
+    /// The optimal action (the stored policy, mapped to this orientation).
+    pub best: Option<Direction>,
+}
+
+struct Loaded {
+    states: Vec<u64>,
+    values: Vec<f64>,
+    policy: Vec<u8>,
+}
+
+/// A solved store, opened for questions.
+pub struct Solution {
+    store: Store,
+    game: Game,
+    summary: SolvedSummary,
+    mover: Mover,
+    // std Mutexes: held only for map look-ups and inserts, never across an await.
+    layers: Mutex<HashMap<u32, Option<Arc<LayerIndex>>>>,
+    chunks: Mutex<HashMap<ChunkId, Arc<Loaded>>>,
+}
+
+impl Solution {
+    /// Open a solved store.
+    pub async fn open(store: Store) -> Result<Solution, QueryError> {
+        let location = store.location().to_string();
+        let manifest = store
+            .get(layout::JOB)
+            .await?
+            .ok_or_else(|| QueryError::NoJob {
+                location: location.clone(),
+            })?;
+        let value: serde_json::Value = parse(layout::JOB, &manifest)?;
+        let found = value
+            .get("format_version")
+            .and_then(|v| v.as_u64())
+            .unwrap_or(0) as u16;
+        if found != FORMAT_VERSION {
+            return Err(QueryError::FormatVersion { location, found });
+        }
+        let manifest: JobManifest = parse(layout::JOB, &manifest)?;
+        let game = manifest.job.game;
+        let summary = store
+            .get(layout::SUMMARY)
+            .await?
+            .ok_or_else(|| QueryError::NotSolved {
+                location: location.clone(),
+                game: game.name(),
+            })?;
+        let summary = parse(layout::SUMMARY, &summary)?;
+        Ok(Solution {
+            store,
+            game,
+            summary,
+            mover: Mover::new(game.size()),
+            layers: Mutex::new(HashMap::new()),
+            chunks: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The game solved.
+    pub fn game(&self) -> &Game {
+        &self.game
+    }
+
+    /// The summary written at the end of the solve.
+    pub fn summary(&self) -> &SolvedSummary {
+        &self.summary
+    }
+
+    async fn layer(&self, sum: u32) -> Result<Option<Arc<LayerIndex>>, QueryError> {
+        if let Some(l) = self.layers.lock().unwrap().get(&sum) {
+            return Ok(l.clone());
+        }
+        let object = layout::layer_index(sum);
+        let index = match self.store.get(&object).await? {
+            Some(bytes) => Some(Arc::new(parse::<LayerIndex>(&object, &bytes)?)),
+            None => None,
+        };
+        self.layers.lock().unwrap().insert(sum, index.clone());
+        Ok(index)
+    }
+
+    async fn chunk(&self, id: ChunkId, count: u64) -> Result<Arc<Loaded>, QueryError> {
+        if let Some(c) = self.chunks.lock().unwrap().get(&id) {
+            return Ok(c.clone());
+        }
+        let h = |kind| ChunkHeader {
+            kind,
+            game: self.game,
+            id,
+            count,
+        };
+        let states = self
+            .store
+            .read_keys(&layout::states(&id), &h(ChunkKind::States))
+            .await?;
+        let values = self
+            .store
+            .read_values(&layout::values(&id), &h(ChunkKind::Values))
+            .await?;
+        let policy = self
+            .store
+            .read_policy(&layout::policy(&id), &h(ChunkKind::Policy))
+            .await?;
+        let loaded = Arc::new(Loaded {
+            states,
+            values,
+            policy,
+        });
+        self.chunks.lock().unwrap().insert(id, loaded.clone());
+        Ok(loaded)
+    }
+
+    /// Value and optimal action (in the canonical orientation) of a canonical
+    /// non-terminal state; None when no play reaches it.
+    pub async fn lookup(&self, state: u64) -> Result<Option<(f64, Direction)>, QueryError> {
+        let b = Board(state);
+        let Some(layer) = self.layer(b.tile_sum()).await? else {
+            return Ok(None);
+        };
+        let Some(part) = layer
+            .parts
+            .iter()
+            .find(|p| p.part.max_exp == b.max_exponent())
+        else {
+            return Ok(None);
+        };
+        let group = group_of(state, part.groups);
+        for c in part.chunks.iter().filter(|c| c.id.group == group) {
+            let loaded = self.chunk(c.id, c.count).await?;
+            if let Ok(i) = loaded.states.binary_search(&state) {
+                let dir = Direction::from_code(loaded.policy[i]).unwrap_or(Direction::Left);
+                return Ok(Some((loaded.values[i], dir)));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Value of a board in any orientation that play can reach (terminal
+    /// boards included).
+    async fn board_value(&self, x: u64) -> Result<Option<f64>, QueryError> {
+        if has_exponent(x, self.game.target_exp) {
+            return Ok(Some(1.0));
+        }
+        if self.mover.is_lost(x) {
+            return Ok(Some(0.0));
+        }
+        let (c, _) = canonical_with_symmetry(x, self.game.size());
+        Ok(self.lookup(c).await?.map(|(v, _)| v))
+    }
+
+    /// Answer for a board given by a person (any orientation, side `n`).
+    pub async fn query(&self, board: u64, n: usize) -> Result<Answer, QueryError> {
+        let game = self.game;
+        if n != game.size() || !Board(board).fits(game.size()) {
+            return Err(QueryError::WrongSize {
+                found: n,
+                game: game.name(),
+            });
+        }
+        let unreachable = || QueryError::Unreachable {
+            board: Board(board).to_text(n),
+            game: game.name(),
+        };
+        if has_exponent(board, game.target_exp) {
+            return Ok(Answer {
+                status: Status::Won,
+                value: 1.0,
+                actions: [None; 4],
+                best: None,
+            });
+        }
+        if self.mover.is_lost(board) {
+            return Ok(Answer {
+                status: Status::Lost,
+                value: 0.0,
+                actions: [None; 4],
+                best: None,
+            });
+        }
+        let (canon, g) = canonical_with_symmetry(board, n);
+        let (value, canon_best) = self.lookup(canon).await?.ok_or_else(unreachable)?;
+        let mut actions = [None; 4];
+        for dir in Direction::ALL {
+            let t = self.mover.apply(board, dir);
+            if t == board {
+                continue;
+            }
+            let q = if has_exponent(t, game.target_exp) {
+                1.0
+            } else {
+                let mut spawns = Vec::new();
+                for_each_spawn(t, n, self.mover.tables(), |two, four| {
+                    spawns.push((two, four))
+                });
+                let mut acc = 0.0;
+                for (two, four) in spawns {
+                    let v2 = self.board_value(two).await?.ok_or_else(unreachable)?;
+                    let v4 = self.board_value(four).await?.ok_or_else(unreachable)?;
+                    acc += P_TWO * v2 + P_FOUR * v4;
+                }
+                acc / empty_bits(t, n).count_ones() as f64
+            };
+            actions[dir as usize] = Some(game.discount * q);
+        }
+        let best = direction_image(canon_best, inverse(g));
+        Ok(Answer {
+            status: Status::Playing,
+            value,
+            actions,
+            best: Some(best),
+        })
+    }
+}
+
+fn parse<T: serde::de::DeserializeOwned>(object: &str, bytes: &[u8]) -> Result<T, QueryError> {
+    serde_json::from_slice(bytes).map_err(|e| QueryError::Damaged {
+        object: object.to_string(),
+        reason: e.to_string(),
+    })
+}
+
+/// A small, fully specified random number generator (splitmix64), so that a
+/// seed gives the same game on every platform and version.
+pub struct SeededRng(u64);
+
+impl SeededRng {
+    /// A generator from a seed.
+    pub fn new(seed: u64) -> SeededRng {
+        SeededRng(seed)
+    }
+
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        solve2048_core::part::mix(self.0.wrapping_sub(0x9E37_79B9_7F4A_7C15))
+    }
+
+    /// A uniform integer below `k`.
+    pub fn below(&mut self, k: u64) -> u64 {
+        ((self.next_u64() as u128 * k as u128) >> 64) as u64
+    }
+
+    /// Place a tile by the spawn rule: uniform empty cell, 4 with probability 0.1.
+    pub fn spawn(&mut self, x: u64, n: usize) -> u64 {
+        let mut empties = empty_bits(x, n);
+        let k = empties.count_ones() as u64;
+        for _ in 0..self.below(k) {
+            empties &= empties - 1;
+        }
+        let cell = empties.trailing_zeros();
+        let four = ((self.next_u64() >> 11) as f64 / (1u64 << 53) as f64) < P_FOUR;
+        x | ((if four { 2u64 } else { 1 }) << cell)
+    }
+}
+
+/// One move of a played game.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Step {
+    /// Board before the move (hex).
+    pub board: String,
+    /// Win probability of that board under optimal play.
+    pub value: f64,
+    /// The move played.
+    pub action: Direction,
+}
+
+/// A played game.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Played {
+    /// The seed.
+    pub seed: u64,
+    /// Every move.
+    pub steps: Vec<Step>,
+    /// The final board (hex).
+    pub last: String,
+    /// Whether the target was reached.
+    pub won: bool,
+}
+
+impl Solution {
+    /// Play one game with the optimal policy and tiles drawn from `seed`;
+    /// `on_step` sees each board before its move.
+    pub async fn play(
+        &self,
+        seed: u64,
+        mut on_step: impl FnMut(&Step),
+    ) -> Result<Played, QueryError> {
+        let n = self.game.size();
+        let mut rng = SeededRng::new(seed);
+        let mut x = rng.spawn(0, n);
+        x = rng.spawn(x, n);
+        let mut steps = Vec::new();
+        loop {
+            if has_exponent(x, self.game.target_exp) || self.mover.is_lost(x) {
+                break;
+            }
+            let (canon, g) = canonical_with_symmetry(x, n);
+            let (value, best) =
+                self.lookup(canon)
+                    .await?
+                    .ok_or_else(|| QueryError::Unreachable {
+                        board: Board(x).to_text(n),
+                        game: self.game.name(),
+                    })?;
+            let action = direction_image(best, inverse(g));
+            let step = Step {
+                board: format!("{:#018x}", x),
+                value,
+                action,
+            };
+            on_step(&step);
+            steps.push(step);
+            x = rng.spawn(self.mover.apply(x, action), n);
+        }
+        let won = has_exponent(x, self.game.target_exp);
+        Ok(Played {
+            seed,
+            steps,
+            last: format!("{x:#018x}"),
+            won,
+        })
+    }
+}
