@@ -4,6 +4,7 @@ use anyhow::Context;
 use clap::{Parser, Subcommand};
 use futures_util::FutureExt;
 use solve2048_coordinator::{Executor, Phase, Records};
+use solve2048_core::policy_file::PolicyFile;
 use solve2048_core::task::{JobSpec, Task, TaskOutput};
 use solve2048_core::{Board, Direction, Game};
 use solve2048_worker::solution::Solution;
@@ -27,6 +28,33 @@ enum Command {
     Query(QueryArgs),
     /// Play seeded games with the optimal policy of a solved store.
     Play(PlayArgs),
+    /// Visit probabilities under optimal play: win/lose split, expected moves.
+    Occupancy(OccupancyArgs),
+    /// Write the policy of the states visited with probability >= a threshold.
+    ExportPolicy(ExportArgs),
+}
+
+#[derive(clap::Args)]
+struct OccupancyArgs {
+    /// The solved store.
+    #[arg(long)]
+    store: String,
+    /// Print one JSON object on stdout.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(clap::Args)]
+struct ExportArgs {
+    /// The solved store.
+    #[arg(long)]
+    store: String,
+    /// Keep states visited with at least this probability (0 keeps all visited).
+    #[arg(long)]
+    threshold: f64,
+    /// Output file (format: core/src/policy_file.rs).
+    #[arg(long)]
+    out: std::path::PathBuf,
 }
 
 #[derive(clap::Args)]
@@ -96,6 +124,8 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Solve(args) => solve(args),
         Command::Query(args) => query(args),
         Command::Play(args) => play(args),
+        Command::Occupancy(args) => occupancy(args),
+        Command::ExportPolicy(args) => export_policy(args),
     }
 }
 
@@ -239,6 +269,14 @@ fn query(args: QueryArgs) -> anyhow::Result<()> {
     let (board, n) = Board::parse(&args.board)?;
     let rt = runtime()?;
     let solution = rt.block_on(Solution::open(open_existing(&args.store)?))?;
+    // The hex form does not fix the size: read it as the store's game when its
+    // tiles fit there.
+    let game_n = solution.game().size();
+    let n = if Board::is_hex_form(&args.board) && board.fits(game_n) {
+        game_n
+    } else {
+        n
+    };
     let answer = rt.block_on(solution.query(board.0, n))?;
     if args.json {
         let actions: serde_json::Map<String, serde_json::Value> = Direction::ALL
@@ -353,5 +391,74 @@ fn play(args: PlayArgs) -> anyhow::Result<()> {
             moves as f64 / k
         );
     }
+    Ok(())
+}
+
+fn occupancy(args: OccupancyArgs) -> anyhow::Result<()> {
+    let rt = runtime()?;
+    let solution = rt.block_on(Solution::open(open_existing(&args.store)?))?;
+    let occ = rt.block_on(solution.occupancy(|_, _, _| {}))?;
+    if args.json {
+        let mut v = serde_json::to_value(&occ)?;
+        v["game"] = solution.game().name().into();
+        v["start_value"] = solution.summary().start_value.into();
+        println!("{v}");
+    } else {
+        println!(
+            "{} under optimal play from the random start:",
+            solution.game().name()
+        );
+        println!(
+            "  P(win) {:.10}  P(lose) {:.10}  (sum {:.12})",
+            occ.win,
+            occ.lose,
+            occ.win + occ.lose
+        );
+        println!("  start value {:.10}", solution.summary().start_value);
+        println!(
+            "  expected moves until the game ends: {:.3}",
+            occ.expected_moves
+        );
+        println!(
+            "  states visited: {} of {}",
+            occ.visited_states,
+            solution.summary().states
+        );
+    }
+    Ok(())
+}
+
+fn export_policy(args: ExportArgs) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        (0.0..=1.0).contains(&args.threshold),
+        "--threshold {} is outside [0, 1]",
+        args.threshold
+    );
+    let rt = runtime()?;
+    let solution = rt.block_on(Solution::open(open_existing(&args.store)?))?;
+    let mut entries = Vec::new();
+    rt.block_on(solution.occupancy(|s, p, a| {
+        if p >= args.threshold {
+            entries.push((s, a));
+        }
+    }))?;
+    entries.sort_unstable_by_key(|&(s, _)| s);
+    let game = solution.game();
+    let file = PolicyFile {
+        n: game.n,
+        target_exp: game.target_exp,
+        entries,
+    };
+    let bytes = file.encode();
+    // Write beside the target and rename, so a crash never leaves half a file.
+    let tmp = args.out.with_extension("tmp");
+    std::fs::write(&tmp, &bytes).with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, &args.out).with_context(|| format!("writing {}", args.out.display()))?;
+    println!(
+        "wrote {} states ({} bytes) to {}",
+        file.entries.len(),
+        bytes.len(),
+        args.out.display()
+    );
     Ok(())
 }

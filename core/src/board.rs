@@ -129,17 +129,27 @@ impl Board {
         (block_low & !occupied_bits(self.0)).count_ones()
     }
 
+    /// True when `text` is in the hex form, which does not fix the board size
+    /// (a 4x4 hex board with tiles only in the top-left 3x3 is also a 3x3
+    /// board).
+    pub fn is_hex_form(text: &str) -> bool {
+        let t = text.trim();
+        let h = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X"));
+        h.is_some() || (t.len() == 16 && t.chars().all(|c| c.is_ascii_hexdigit()))
+    }
+
     /// Parse a board of side `n` written as rows separated by `/` (or newlines),
     /// cells separated by spaces, `.` or `0` for empty: `"2 4 / . 8"`; or the
-    /// 16-digit nybble hex form (`0x0000000000310021`).
+    /// 16-digit nybble hex form (`0x0000000000310021`), whose size is taken as
+    /// the smallest block holding every tile (see [`Board::is_hex_form`]).
     pub fn parse(text: &str) -> Result<(Board, usize), BoardParseError> {
         let t = text.trim();
-        let hex = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X"));
-        if let Some(h) = hex {
+        if Self::is_hex_form(t) {
+            let h = t
+                .strip_prefix("0x")
+                .or_else(|| t.strip_prefix("0X"))
+                .unwrap_or(t);
             return Self::parse_hex(text, h);
-        }
-        if t.len() == 16 && t.chars().all(|c| c.is_ascii_hexdigit()) && !t.contains(' ') {
-            return Self::parse_hex(text, t);
         }
         let rows: Vec<Vec<&str>> = t
             .split(['/', '\n', ';'])

@@ -11,6 +11,7 @@
 //! - [`part`]: identifiers of layers, parts, groups and chunks.
 //! - [`chunk`]: the on-disk chunk format (header, checksum, compression).
 //! - [`kernel`]: the enumerate, merge and solve kernels that tasks run.
+//! - [`policy_file`]: the compact exported-policy file format and its reader.
 //! - [`table`]: the in-memory value table the solve kernel looks states up in.
 //! - [`task`]: the task model shared by coordinator and workers, and object names.
 //! - [`slow`]: a deliberately slow, obvious implementation of the rules that
@@ -24,6 +25,7 @@ pub mod game;
 pub mod kernel;
 pub mod moves;
 pub mod part;
+pub mod policy_file;
 pub mod slow;
 pub mod spawn;
 pub mod table;

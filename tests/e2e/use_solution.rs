@@ -110,6 +110,17 @@ fn seeded_play_is_reproducible_and_wins_at_the_start_value() {
     assert_eq!(a, play(&["--seed", "42"]), "same seed, same game");
     assert_ne!(a["steps"], play(&["--seed", "43"])["steps"]);
     assert!(a["steps"].as_array().unwrap().len() > 10);
+    // The forward pass under the optimal policy: the game ends won or lost
+    // with certainty, and at discount 1 it is won with the start value.
+    let occ = occupancy(&s);
+    let (win, lose) = (occ["win"].as_f64().unwrap(), occ["lose"].as_f64().unwrap());
+    assert!((win + lose - 1.0).abs() < 1e-9, "{occ}");
+    assert!(
+        (win - solved["start_value"].as_f64().unwrap()).abs() < 1e-9,
+        "{occ}"
+    );
+    assert!(occ["expected_moves"].as_f64().unwrap() > 100.0);
+    export_matches_query(&s, occ["visited_states"].as_u64().unwrap());
     let many = play(&["--games", "10000", "--seed", "1"]);
     let (rate, start) = (
         many["win_rate"].as_f64().unwrap(),
@@ -121,4 +132,66 @@ fn seeded_play_is_reproducible_and_wins_at_the_start_value() {
         "win rate {rate} vs start value {start} (se {se})"
     );
     assert_eq!(many["start_value"], solved["start_value"]);
+}
+
+fn occupancy(store: &Path) -> serde_json::Value {
+    let out = bin()
+        .args(["occupancy", "--json"])
+        .arg("--store")
+        .arg(store)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// Export the policy at threshold 0 (every visited state) and 1e-4, read it
+/// back with the core reader, and check actions against the store.
+fn export_matches_query(store: &Path, visited: u64) {
+    use solve2048_core::canonical::canonical;
+    use solve2048_core::policy_file::PolicyFile;
+    let dir = tempfile::tempdir().unwrap();
+    let export = |threshold: &str| {
+        let out_file = dir.path().join(format!("p{threshold}.bin"));
+        let out = bin()
+            .args(["export-policy", "--threshold", threshold])
+            .arg("--store")
+            .arg(store)
+            .arg("--out")
+            .arg(&out_file)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        PolicyFile::decode(&std::fs::read(&out_file).unwrap()).unwrap()
+    };
+    let all = export("0");
+    assert_eq!(all.entries.len() as u64, visited);
+    let some = export("1e-4");
+    assert!(!some.entries.is_empty() && some.entries.len() < all.entries.len());
+    for &(s, a) in some.entries.iter().take(20) {
+        assert_eq!(canonical(s, 3), s, "states are canonical");
+        assert_eq!(all.action(s), Some(a));
+        let hex = format!("{s:#018x}");
+        assert_eq!(query(store, &hex)["best"], a.name(), "state {hex}");
+    }
+}
+
+#[test]
+fn occupancy_of_a_discounted_game_still_ends_surely() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = dir.path().join("s");
+    let solved = solve_json(&s, &["--board", "2", "--target", "32", "--discount", "0.9"]);
+    let occ = occupancy(&s);
+    let (win, lose) = (occ["win"].as_f64().unwrap(), occ["lose"].as_f64().unwrap());
+    assert!((win + lose - 1.0).abs() < 1e-9, "{occ}");
+    // Discounting makes values smaller than the win probability they reach.
+    assert!(solved["start_value"].as_f64().unwrap() < win);
 }
