@@ -32,6 +32,18 @@ enum Command {
     Occupancy(OccupancyArgs),
     /// Write the policy of the states visited with probability >= a threshold.
     ExportPolicy(ExportArgs),
+    /// Draw the state space: states by tile sum per max tile, values by layer.
+    Plot(PlotArgs),
+}
+
+#[derive(clap::Args)]
+struct PlotArgs {
+    /// The solved store.
+    #[arg(long)]
+    store: String,
+    /// Output file; SVG.
+    #[arg(long)]
+    out: std::path::PathBuf,
 }
 
 #[derive(clap::Args)]
@@ -126,6 +138,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Play(args) => play(args),
         Command::Occupancy(args) => occupancy(args),
         Command::ExportPolicy(args) => export_policy(args),
+        Command::Plot(args) => plot(args),
     }
 }
 
@@ -460,5 +473,23 @@ fn export_policy(args: ExportArgs) -> anyhow::Result<()> {
         bytes.len(),
         args.out.display()
     );
+    Ok(())
+}
+
+fn plot(args: PlotArgs) -> anyhow::Result<()> {
+    let ext = args.out.extension().and_then(|e| e.to_str()).unwrap_or("");
+    anyhow::ensure!(
+        ext.eq_ignore_ascii_case("svg"),
+        "--out {} must end in .svg (this build writes SVG; PNG is not supported yet)",
+        args.out.display()
+    );
+    let rt = runtime()?;
+    let solution = rt.block_on(Solution::open(open_existing(&args.store)?))?;
+    let stats = rt.block_on(solution.layer_stats())?;
+    let svg = crate::plot::svg(&solution.game().name(), &stats);
+    let tmp = args.out.with_extension("svg.tmp");
+    std::fs::write(&tmp, svg).with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, &args.out).with_context(|| format!("writing {}", args.out.display()))?;
+    println!("wrote {}", args.out.display());
     Ok(())
 }

@@ -3,6 +3,7 @@
 //! function per subcommand.
 
 mod cli;
+mod plot;
 mod progress;
 
 use clap::Parser;

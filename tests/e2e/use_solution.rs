@@ -195,3 +195,44 @@ fn occupancy_of_a_discounted_game_still_ends_surely() {
     // Discounting makes values smaller than the win probability they reach.
     assert!(solved["start_value"].as_f64().unwrap() < win);
 }
+
+#[test]
+fn plot_draws_every_max_tile_and_the_value_map() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = dir.path().join("s");
+    solve_json(&s, &["--board", "3", "--target", "64"]);
+    let svg = dir.path().join("space.svg");
+    let out = bin()
+        .arg("plot")
+        .arg("--store")
+        .arg(&s)
+        .arg("--out")
+        .arg(&svg)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.starts_with("<svg") && text.trim_end().ends_with("</svg>"));
+    // 3x3 to 64 has parts with max tiles 2 to 32: one series each, drawn on
+    // the linear and the log panel.
+    for m in [2, 4, 8, 16, 32] {
+        assert!(text.contains(&format!(">max tile {m}<")), "legend for {m}");
+    }
+    assert!(!text.contains(">max tile 64<"), "won states are not stored");
+    assert_eq!(text.matches("<polyline").count(), 10);
+    assert!(text.matches("<rect").count() > 50, "value heat map");
+    let png = dir.path().join("space.png");
+    let out = bin()
+        .arg("plot")
+        .arg("--store")
+        .arg(&s)
+        .arg("--out")
+        .arg(&png)
+        .output()
+        .unwrap();
+    fails_with(&out, "must end in .svg");
+}
