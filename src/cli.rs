@@ -41,7 +41,7 @@ struct PlotArgs {
     /// The solved store.
     #[arg(long)]
     store: String,
-    /// Output file; SVG.
+    /// Output file: .svg, or .png (the same figure rasterised).
     #[arg(long)]
     out: std::path::PathBuf,
 }
@@ -477,18 +477,28 @@ fn export_policy(args: ExportArgs) -> anyhow::Result<()> {
 }
 
 fn plot(args: PlotArgs) -> anyhow::Result<()> {
-    let ext = args.out.extension().and_then(|e| e.to_str()).unwrap_or("");
+    let ext = args
+        .out
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("")
+        .to_ascii_lowercase();
     anyhow::ensure!(
-        ext.eq_ignore_ascii_case("svg"),
-        "--out {} must end in .svg (this build writes SVG; PNG is not supported yet)",
+        ext == "svg" || ext == "png",
+        "--out {} must end in .svg or .png",
         args.out.display()
     );
     let rt = runtime()?;
     let solution = rt.block_on(Solution::open(open_existing(&args.store)?))?;
     let stats = rt.block_on(solution.layer_stats())?;
     let svg = crate::plot::svg(&solution.game().name(), &stats);
-    let tmp = args.out.with_extension("svg.tmp");
-    std::fs::write(&tmp, svg).with_context(|| format!("writing {}", tmp.display()))?;
+    let bytes = if ext == "png" {
+        crate::plot::png(&svg)?
+    } else {
+        svg.into_bytes()
+    };
+    let tmp = args.out.with_extension(format!("{ext}.tmp"));
+    std::fs::write(&tmp, bytes).with_context(|| format!("writing {}", tmp.display()))?;
     std::fs::rename(&tmp, &args.out).with_context(|| format!("writing {}", args.out.display()))?;
     println!("wrote {}", args.out.display());
     Ok(())

@@ -1,6 +1,7 @@
 //! The state-space figure as a self-contained SVG: states by tile sum with one
 //! series per max tile, on a linear and a log scale (like the published
-//! enumeration figures), and the distribution of values in each layer.
+//! enumeration figures), and the distribution of values in each layer. PNG is
+//! the same SVG rasterised with resvg.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -45,7 +46,7 @@ pub fn svg(game: &str, layers: &[LayerStats]) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{height}" font-family="sans-serif" font-size="12">"#
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{height}" font-family="DejaVu Sans, Liberation Sans, Arial, Helvetica, sans-serif" font-size="12">"#
     );
     let _ = writeln!(o, r#"<rect width="100%" height="100%" fill="white"/>"#);
     let _ = writeln!(
@@ -177,6 +178,23 @@ pub fn svg(game: &str, layers: &[LayerStats]) -> String {
     }
     o.push_str("</svg>\n");
     o
+}
+
+/// Rasterise the figure to PNG with resvg (pure Rust; text in the system's
+/// sans-serif font).
+pub fn png(svg: &str) -> anyhow::Result<Vec<u8>> {
+    use resvg::{tiny_skia, usvg};
+    let mut options = usvg::Options::default();
+    options.fontdb_mut().load_system_fonts();
+    if options.fontdb.is_empty() {
+        eprintln!("warning: no system fonts found: the PNG has no text (the SVG keeps it)");
+    }
+    let tree = usvg::Tree::from_str(svg, &options)?;
+    let size = tree.size().to_int_size();
+    let mut pixmap = tiny_skia::Pixmap::new(size.width(), size.height())
+        .ok_or_else(|| anyhow::anyhow!("figure of size {size:?} cannot be rasterised"))?;
+    resvg::render(&tree, tiny_skia::Transform::default(), &mut pixmap.as_mut());
+    Ok(pixmap.encode_png()?)
 }
 
 fn axes(o: &mut String, top: f64, bottom: f64, min_sum: f64, max_sum: f64, x: &dyn Fn(f64) -> f64) {

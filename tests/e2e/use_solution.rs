@@ -225,14 +225,28 @@ fn plot_draws_every_max_tile_and_the_value_map() {
     assert!(!text.contains(">max tile 64<"), "won states are not stored");
     assert_eq!(text.matches("<polyline").count(), 10);
     assert!(text.matches("<rect").count() > 50, "value heat map");
+    let plot = |file: &Path| {
+        bin()
+            .arg("plot")
+            .arg("--store")
+            .arg(&s)
+            .arg("--out")
+            .arg(file)
+            .output()
+            .unwrap()
+    };
     let png = dir.path().join("space.png");
-    let out = bin()
-        .arg("plot")
-        .arg("--store")
-        .arg(&s)
-        .arg("--out")
-        .arg(&png)
-        .output()
-        .unwrap();
-    fails_with(&out, "must end in .svg");
+    let out = plot(&png);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let bytes = std::fs::read(&png).unwrap();
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+    assert!(bytes.len() > 10_000, "a drawn figure, not a blank page");
+    fails_with(
+        &plot(&dir.path().join("space.jpg")),
+        "must end in .svg or .png",
+    );
 }
