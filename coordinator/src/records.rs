@@ -12,7 +12,7 @@ use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 use serde::Serialize;
 use solve2048_core::chunk::FORMAT_VERSION;
-use solve2048_core::task::{layout, JobManifest, JobSpec, Task, TaskOutput};
+use solve2048_core::task::{layout, JobManifest, JobSpec, ManifestError, Task, TaskOutput};
 
 /// Errors of the coordinator.
 #[derive(Debug, thiserror::Error)]
@@ -137,22 +137,17 @@ impl Records {
     /// Read the job manifest, if any.
     pub async fn manifest(&self) -> Result<Option<JobManifest>, CoordinatorError> {
         match self.get(layout::JOB).await? {
-            Some(bytes) => {
-                // Check the version before the shape, so an old or new store
-                // gets a version message rather than a parse error.
-                let v: serde_json::Value = Self::parse(layout::JOB, &bytes)?;
-                let found = v
-                    .get("format_version")
-                    .and_then(|x| x.as_u64())
-                    .unwrap_or(0) as u16;
-                if found != FORMAT_VERSION {
-                    return Err(CoordinatorError::FormatVersion {
-                        location: self.location.clone(),
-                        found,
-                    });
-                }
-                Ok(Some(Self::parse(layout::JOB, &bytes)?))
-            }
+            Some(bytes) => match JobManifest::parse(&bytes) {
+                Ok(m) => Ok(Some(m)),
+                Err(ManifestError::Version { found }) => Err(CoordinatorError::FormatVersion {
+                    location: self.location.clone(),
+                    found,
+                }),
+                Err(ManifestError::Damaged(reason)) => Err(CoordinatorError::Damaged {
+                    object: layout::JOB.to_string(),
+                    reason,
+                }),
+            },
             None => Ok(None),
         }
     }

@@ -33,6 +33,40 @@ pub struct JobManifest {
     pub job: JobSpec,
 }
 
+/// Why a job manifest could not be read.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum ManifestError {
+    /// Written by another format version.
+    #[error(
+        "format version {found}; this build reads version {}",
+        crate::chunk::FORMAT_VERSION
+    )]
+    Version {
+        /// Version found.
+        found: u16,
+    },
+    /// Not a manifest.
+    #[error("damaged: {0}")]
+    Damaged(String),
+}
+
+impl JobManifest {
+    /// Parse `job.json`, checking the format version before the shape so that
+    /// an older or newer store gets a version message, not a parse error.
+    pub fn parse(bytes: &[u8]) -> Result<JobManifest, ManifestError> {
+        let damaged = |e: serde_json::Error| ManifestError::Damaged(e.to_string());
+        let value: serde_json::Value = serde_json::from_slice(bytes).map_err(damaged)?;
+        let found = value
+            .get("format_version")
+            .and_then(|v| v.as_u64())
+            .unwrap_or(0) as u16;
+        if found != crate::chunk::FORMAT_VERSION {
+            return Err(ManifestError::Version { found });
+        }
+        serde_json::from_value(value).map_err(damaged)
+    }
+}
+
 /// A stored chunk of states (and, once solved, of values and policy).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChunkRef {

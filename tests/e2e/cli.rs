@@ -19,6 +19,24 @@ pub fn solve_json(store: &Path, args: &[&str]) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).expect("exactly one JSON object on stdout")
 }
 
+/// Run `solve2048 SUB --store STORE ARGS --json`; panics unless it succeeds.
+pub fn command_json(sub: &str, store: &Path, args: &[&str]) -> serde_json::Value {
+    let out = bin()
+        .arg(sub)
+        .arg("--store")
+        .arg(store)
+        .args(args)
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{sub} {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("exactly one JSON object on stdout")
+}
+
 /// Run `solve2048 solve --json` with `args` on `store`.
 pub fn solve(store: &Path, args: &[&str]) -> Output {
     bin()

@@ -2,21 +2,10 @@
 
 use std::path::Path;
 
-use crate::cli::{bin, fails_with, solve_json};
+use crate::cli::{bin, command_json, fails_with, solve_json};
 
 fn query(store: &Path, board: &str) -> serde_json::Value {
-    let out = bin()
-        .args(["query", "--json", "--board", board])
-        .arg("--store")
-        .arg(store)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    command_json("query", store, &["--board", board])
 }
 
 fn close(v: &serde_json::Value, want: f64) -> bool {
@@ -90,22 +79,7 @@ fn seeded_play_is_reproducible_and_wins_at_the_start_value() {
     let dir = tempfile::tempdir().unwrap();
     let s = dir.path().join("s");
     let solved = solve_json(&s, &["--board", "3", "--target", "512"]);
-    let play = |args: &[&str]| -> serde_json::Value {
-        let out = bin()
-            .arg("play")
-            .arg("--store")
-            .arg(&s)
-            .args(args)
-            .arg("--json")
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice(&out.stdout).unwrap()
-    };
+    let play = |args: &[&str]| command_json("play", &s, args);
     let a = play(&["--seed", "42"]);
     assert_eq!(a, play(&["--seed", "42"]), "same seed, same game");
     assert_ne!(a["steps"], play(&["--seed", "43"])["steps"]);
@@ -135,18 +109,7 @@ fn seeded_play_is_reproducible_and_wins_at_the_start_value() {
 }
 
 fn occupancy(store: &Path) -> serde_json::Value {
-    let out = bin()
-        .args(["occupancy", "--json"])
-        .arg("--store")
-        .arg(store)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    command_json("occupancy", store, &[])
 }
 
 /// Export the policy at threshold 0 (every visited state) and 1e-4, read it

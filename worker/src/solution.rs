@@ -13,7 +13,7 @@ use solve2048_core::chunk::{ChunkHeader, ChunkKind, FORMAT_VERSION};
 use solve2048_core::moves::{has_exponent, Mover};
 use solve2048_core::part::{group_of, ChunkId};
 use solve2048_core::spawn::{empty_bits, for_each_spawn, P_FOUR, P_TWO};
-use solve2048_core::task::{layout, JobManifest, LayerIndex, SolvedSummary};
+use solve2048_core::task::{layout, JobManifest, LayerIndex, ManifestError, SolvedSummary};
 use solve2048_core::{Board, Direction, Game};
 
 use crate::store::{Store, StoreError};
@@ -124,15 +124,16 @@ impl Solution {
             .ok_or_else(|| QueryError::NoJob {
                 location: location.clone(),
             })?;
-        let value: serde_json::Value = parse(layout::JOB, &manifest)?;
-        let found = value
-            .get("format_version")
-            .and_then(|v| v.as_u64())
-            .unwrap_or(0) as u16;
-        if found != FORMAT_VERSION {
-            return Err(QueryError::FormatVersion { location, found });
-        }
-        let manifest: JobManifest = parse(layout::JOB, &manifest)?;
+        let manifest = JobManifest::parse(&manifest).map_err(|e| match e {
+            ManifestError::Version { found } => QueryError::FormatVersion {
+                location: location.clone(),
+                found,
+            },
+            ManifestError::Damaged(reason) => QueryError::Damaged {
+                object: layout::JOB.to_string(),
+                reason,
+            },
+        })?;
         let game = manifest.job.game;
         let summary = store
             .get(layout::SUMMARY)
