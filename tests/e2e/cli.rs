@@ -1,5 +1,6 @@
 //! Running the binary and reading its JSON.
 
+use std::ffi::OsStr;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -19,14 +20,13 @@ pub fn solve_json(store: &Path, args: &[&str]) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).expect("exactly one JSON object on stdout")
 }
 
-/// Run `solve2048 SUB --store STORE ARGS --json`; panics unless it succeeds.
-pub fn command_json(sub: &str, store: &Path, args: &[&str]) -> serde_json::Value {
+/// Run `solve2048 SUB --store STORE ARGS`; panics unless it succeeds.
+pub fn command_ok(sub: &str, store: &Path, args: &[&OsStr]) -> Output {
     let out = bin()
         .arg(sub)
         .arg("--store")
         .arg(store)
         .args(args)
-        .arg("--json")
         .output()
         .unwrap();
     assert!(
@@ -34,6 +34,14 @@ pub fn command_json(sub: &str, store: &Path, args: &[&str]) -> serde_json::Value
         "{sub} {args:?} failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
+    out
+}
+
+/// Run `solve2048 SUB --store STORE ARGS --json` and parse its one JSON object.
+pub fn command_json(sub: &str, store: &Path, args: &[&str]) -> serde_json::Value {
+    let mut args: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
+    args.push(OsStr::new("--json"));
+    let out = command_ok(sub, store, &args);
     serde_json::from_slice(&out.stdout).expect("exactly one JSON object on stdout")
 }
 

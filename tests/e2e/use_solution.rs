@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use crate::cli::{bin, command_json, fails_with, solve_json};
+use crate::cli::{bin, command_json, command_ok, fails_with, solve_json};
 
 fn query(store: &Path, board: &str) -> serde_json::Value {
     command_json("query", store, &["--board", board])
@@ -120,19 +120,13 @@ fn export_matches_query(store: &Path, visited: u64) {
     let dir = tempfile::tempdir().unwrap();
     let export = |threshold: &str| {
         let out_file = dir.path().join(format!("p{threshold}.bin"));
-        let out = bin()
-            .args(["export-policy", "--threshold", threshold])
-            .arg("--store")
-            .arg(store)
-            .arg("--out")
-            .arg(&out_file)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let args = [
+            "--threshold".as_ref(),
+            threshold.as_ref(),
+            "--out".as_ref(),
+            out_file.as_os_str(),
+        ];
+        command_ok("export-policy", store, &args);
         PolicyFile::decode(&std::fs::read(&out_file).unwrap()).unwrap()
     };
     let all = export("0");
@@ -164,30 +158,6 @@ fn plot_draws_every_max_tile_and_the_value_map() {
     let dir = tempfile::tempdir().unwrap();
     let s = dir.path().join("s");
     solve_json(&s, &["--board", "3", "--target", "64"]);
-    let svg = dir.path().join("space.svg");
-    let out = bin()
-        .arg("plot")
-        .arg("--store")
-        .arg(&s)
-        .arg("--out")
-        .arg(&svg)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = std::fs::read_to_string(&svg).unwrap();
-    assert!(text.starts_with("<svg") && text.trim_end().ends_with("</svg>"));
-    // 3x3 to 64 has parts with max tiles 2 to 32: one series each, drawn on
-    // the linear and the log panel.
-    for m in [2, 4, 8, 16, 32] {
-        assert!(text.contains(&format!(">max tile {m}<")), "legend for {m}");
-    }
-    assert!(!text.contains(">max tile 64<"), "won states are not stored");
-    assert_eq!(text.matches("<polyline").count(), 10);
-    assert!(text.matches("<rect").count() > 50, "value heat map");
     let plot = |file: &Path| {
         bin()
             .arg("plot")
@@ -198,6 +168,18 @@ fn plot_draws_every_max_tile_and_the_value_map() {
             .output()
             .unwrap()
     };
+    let svg = dir.path().join("space.svg");
+    command_ok("plot", &s, &["--out".as_ref(), svg.as_os_str()]);
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.starts_with("<svg") && text.trim_end().ends_with("</svg>"));
+    // 3x3 to 64 has parts with max tiles 2 to 32: one series each, drawn on
+    // the linear and the log panel.
+    for m in [2, 4, 8, 16, 32] {
+        assert!(text.contains(&format!(">max tile {m}<")), "legend for {m}");
+    }
+    assert!(!text.contains(">max tile 64<"), "won states are not stored");
+    assert_eq!(text.matches("<polyline").count(), 10);
+    assert!(text.matches("<rect").count() > 50, "value heat map");
     let png = dir.path().join("space.png");
     let out = plot(&png);
     assert!(
