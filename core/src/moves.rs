@@ -61,12 +61,6 @@ impl Mover {
         }
     }
 
-    /// Board side.
-    #[inline]
-    pub fn n(&self) -> usize {
-        self.n
-    }
-
     #[inline(always)]
     fn rows(&self, x: u64, table: &[u16]) -> u64 {
         let mut out = 0u64;

@@ -36,11 +36,6 @@ impl ValueTable {
         self.len == 0
     }
 
-    /// Bytes of memory the slots take.
-    pub fn bytes(&self) -> usize {
-        self.slots.len() * std::mem::size_of::<(u64, f64)>()
-    }
-
     #[inline(always)]
     fn home(&self, key: u64) -> usize {
         ((mix(key) as u128 * self.slots.len() as u128) >> 64) as usize

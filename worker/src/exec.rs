@@ -195,8 +195,7 @@ impl Worker {
                     &keys,
                     self.job.zstd_level,
                 );
-                let checksum = file_checksum(&bytes);
-                self.store.put(&object, bytes).await?;
+                let checksum = self.put_chunk(&object, bytes).await?;
                 runs.push(RunRef {
                     part,
                     group,
@@ -250,8 +249,7 @@ impl Worker {
                 keys,
                 self.job.zstd_level,
             );
-            let checksum = file_checksum(&bytes);
-            self.store.put(&layout::states(&id), bytes).await?;
+            let checksum = self.put_chunk(&layout::states(&id), bytes).await?;
             out.push(ChunkRef {
                 id,
                 count: keys.len() as u64,
@@ -301,14 +299,20 @@ impl Worker {
             &actions,
             level,
         );
-        let (values_checksum, policy_checksum) = (file_checksum(&vbytes), file_checksum(&pbytes));
-        self.store.put(&layout::values(&chunk.id), vbytes).await?;
-        self.store.put(&layout::policy(&chunk.id), pbytes).await?;
+        let values_checksum = self.put_chunk(&layout::values(&chunk.id), vbytes).await?;
+        let policy_checksum = self.put_chunk(&layout::policy(&chunk.id), pbytes).await?;
         Ok(TaskOutput::Solved {
             values_checksum,
             policy_checksum,
             digest,
         })
+    }
+
+    /// Write an encoded chunk; returns its payload checksum for the commit record.
+    async fn put_chunk(&self, object: &str, bytes: Vec<u8>) -> Result<u64, WorkerError> {
+        let checksum = file_checksum(&bytes);
+        self.store.put(object, bytes).await?;
+        Ok(checksum)
     }
 
     /// Value tables of every layer `chunks` belong to, loading each at most once.

@@ -10,9 +10,11 @@ use std::sync::{Arc, Mutex};
 
 use solve2048_core::canonical::{canonical_with_symmetry, direction_image, inverse};
 use solve2048_core::chunk::{ChunkHeader, ChunkKind, FORMAT_VERSION};
+use solve2048_core::kernel;
 use solve2048_core::moves::{has_exponent, Mover};
 use solve2048_core::part::{group_of, ChunkId};
 use solve2048_core::spawn::{empty_bits, for_each_spawn, P_FOUR, P_TWO};
+use solve2048_core::table::ValueTable;
 use solve2048_core::task::{layout, JobManifest, LayerIndex, ManifestError, SolvedSummary};
 use solve2048_core::{Board, Direction, Game};
 
@@ -232,19 +234,6 @@ impl Solution {
         Ok(None)
     }
 
-    /// Value of a board in any orientation that play can reach (terminal
-    /// boards included).
-    async fn board_value(&self, x: u64) -> Result<Option<f64>, QueryError> {
-        if has_exponent(x, self.game.target_exp) {
-            return Ok(Some(1.0));
-        }
-        if self.mover.is_lost(x) {
-            return Ok(Some(0.0));
-        }
-        let (c, _) = canonical_with_symmetry(x, self.game.size());
-        Ok(self.lookup(c).await?.map(|(v, _)| v))
-    }
-
     /// Answer for a board given by a person (any orientation, side `n`).
     pub async fn query(&self, board: u64, n: usize) -> Result<Answer, QueryError> {
         let game = self.game;
@@ -276,29 +265,30 @@ impl Solution {
         }
         let (canon, g) = canonical_with_symmetry(board, n);
         let (value, canon_best) = self.lookup(canon).await?.ok_or_else(unreachable)?;
-        let mut actions = [None; 4];
+        // Look up every non-terminal successor, then evaluate the moves with
+        // the solver's own formula (kernel::action_values), in this orientation.
+        let sum = Board(board).tile_sum();
+        let mut successors = Vec::new();
         for dir in Direction::ALL {
             let t = self.mover.apply(board, dir);
-            if t == board {
-                continue;
-            }
-            let q = if has_exponent(t, game.target_exp) {
-                1.0
-            } else {
-                let mut spawns = Vec::new();
+            if t != board && !has_exponent(t, game.target_exp) {
                 for_each_spawn(t, n, self.mover.tables(), |two, four| {
-                    spawns.push((two, four))
+                    successors.push((two, four))
                 });
-                let mut acc = 0.0;
-                for (two, four) in spawns {
-                    let v2 = self.board_value(two).await?.ok_or_else(unreachable)?;
-                    let v4 = self.board_value(four).await?.ok_or_else(unreachable)?;
-                    acc += P_TWO * v2 + P_FOUR * v4;
-                }
-                acc / empty_bits(t, n).count_ones() as f64
-            };
-            actions[dir as usize] = Some(game.discount * q);
+            }
         }
+        let mut plus2 = ValueTable::with_capacity(successors.len());
+        let mut plus4 = ValueTable::with_capacity(successors.len());
+        for &(two, four) in &successors {
+            for (key, table) in [(two, &mut plus2), (four, &mut plus4)] {
+                if !self.mover.is_lost(key) {
+                    let (v, _) = self.lookup(key).await?.ok_or_else(unreachable)?;
+                    table.insert(key, v);
+                }
+            }
+        }
+        let actions = kernel::action_values(&game, &self.mover, sum, board, &plus2, &plus4)
+            .map_err(|_| unreachable())?;
         let best = direction_image(canon_best, inverse(g));
         Ok(Answer {
             status: Status::Playing,

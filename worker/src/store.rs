@@ -92,14 +92,6 @@ impl Store {
         })
     }
 
-    /// Wrap an existing object store (tests, in-memory stores).
-    pub fn from_object_store(inner: Arc<dyn ObjectStore>, location: &str) -> Store {
-        Store {
-            inner,
-            location: location.to_string(),
-        }
-    }
-
     /// The location it was opened from.
     pub fn location(&self) -> &str {
         &self.location
@@ -159,17 +151,28 @@ impl Store {
         }
     }
 
+    /// Read an object and decode it with `decode`, naming the object if it
+    /// is missing or rejected.
+    async fn read_verified<T>(
+        &self,
+        object: &str,
+        expect: &ChunkHeader,
+        decode: fn(&[u8], &ChunkHeader) -> Result<T, FormatError>,
+    ) -> Result<T, StoreError> {
+        let bytes = self.get_required(object).await?;
+        decode(&bytes, expect).map_err(|source| StoreError::Rejected {
+            object: object.to_string(),
+            source,
+        })
+    }
+
     /// Read and verify sorted keys (states or a run).
     pub async fn read_keys(
         &self,
         object: &str,
         expect: &ChunkHeader,
     ) -> Result<Vec<u64>, StoreError> {
-        let bytes = self.get_required(object).await?;
-        chunk::decode_keys(&bytes, expect).map_err(|source| StoreError::Rejected {
-            object: object.to_string(),
-            source,
-        })
+        self.read_verified(object, expect, chunk::decode_keys).await
     }
 
     /// [`Store::read_keys`] taking owned arguments (for batches of reads).
@@ -187,11 +190,8 @@ impl Store {
         object: &str,
         expect: &ChunkHeader,
     ) -> Result<Vec<f64>, StoreError> {
-        let bytes = self.get_required(object).await?;
-        chunk::decode_values(&bytes, expect).map_err(|source| StoreError::Rejected {
-            object: object.to_string(),
-            source,
-        })
+        self.read_verified(object, expect, chunk::decode_values)
+            .await
     }
 
     /// Read and verify policy codes.
@@ -200,10 +200,7 @@ impl Store {
         object: &str,
         expect: &ChunkHeader,
     ) -> Result<Vec<u8>, StoreError> {
-        let bytes = self.get_required(object).await?;
-        chunk::decode_policy(&bytes, expect).map_err(|source| StoreError::Rejected {
-            object: object.to_string(),
-            source,
-        })
+        self.read_verified(object, expect, chunk::decode_policy)
+            .await
     }
 }
