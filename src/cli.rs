@@ -2,13 +2,14 @@
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
-use futures_util::FutureExt;
-use solve2048_coordinator::{Executor, Phase, Records};
+use solve2048_coordinator::{Phase, Summary};
 use solve2048_core::policy_file::PolicyFile;
-use solve2048_core::task::{JobSpec, Task, TaskOutput};
-use solve2048_core::{Board, Direction, Game};
+use solve2048_core::task::JobSpec;
+use solve2048_core::{Board, Direction};
 use solve2048_worker::solution::Solution;
-use solve2048_worker::{Store, Worker};
+use solve2048_worker::Store;
+
+use crate::cluster::{self, ChunksArgs, CoordinatorArgs, LeaseArgs, StatusArgs, WorkerArgs};
 
 use crate::progress::{peak_rss_bytes, Reporter};
 
@@ -18,12 +19,23 @@ use crate::progress::{peak_rss_bytes, Reporter};
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Log format on stderr: human or json (level: SOLVE2048_LOG, e.g. info).
+    #[arg(long, global = true, default_value = "human", value_parser = ["human", "json"])]
+    pub log_format: String,
 }
 
 #[derive(Subcommand)]
 enum Command {
     /// Enumerate every reachable state and solve the game, on this machine.
     Solve(SolveArgs),
+    /// Run a job's coordinator: plan, lease tasks to workers, record results.
+    Coordinator(CoordinatorArgs),
+    /// Run a worker: pull tasks from a coordinator and run them.
+    Worker(WorkerArgs),
+    /// A job's progress: live from the coordinator, or from the store.
+    Status(StatusArgs),
+    /// List a job's chunk tasks with state, attempts, last error, objects.
+    Chunks(ChunksArgs),
     /// The value of a board and of each move, from a solved store.
     Query(QueryArgs),
     /// Play seeded games with the optimal policy of a solved store.
@@ -125,6 +137,8 @@ struct SolveArgs {
     /// zstd level of stored chunks.
     #[arg(long, default_value_t = 3)]
     zstd_level: i32,
+    #[command(flatten)]
+    lease: LeaseArgs,
     /// Print one JSON object with the results on stdout.
     #[arg(long)]
     json: bool,
@@ -134,6 +148,10 @@ struct SolveArgs {
 pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Solve(args) => solve(args),
+        Command::Coordinator(args) => coordinator(args),
+        Command::Worker(args) => cluster::worker(args),
+        Command::Status(args) => cluster::status(args),
+        Command::Chunks(args) => cluster::chunks(args),
         Command::Query(args) => query(args),
         Command::Play(args) => play(args),
         Command::Occupancy(args) => occupancy(args),
@@ -142,60 +160,72 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     }
 }
 
-struct InProcess(Worker);
-
-impl Executor for InProcess {
-    fn run<'a>(
-        &'a self,
-        task: &'a Task,
-    ) -> futures_util::future::BoxFuture<'a, Result<TaskOutput, String>> {
-        async move { self.0.run(task).await.map_err(|e| e.to_string()) }.boxed()
-    }
-}
-
-fn solve(args: SolveArgs) -> anyhow::Result<()> {
-    let game = Game::new(args.board, args.target, args.discount)?;
-    anyhow::ensure!(args.chunk_size >= 1, "--chunk-size must be at least 1");
-    anyhow::ensure!(
-        (1..=22).contains(&args.zstd_level),
-        "--zstd-level must be 1 to 22"
-    );
-    let threads = args
-        .threads
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+/// Start the global kernel thread pool; returns its size.
+pub fn start_threads(threads: Option<usize>) -> anyhow::Result<usize> {
+    let threads =
+        threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     anyhow::ensure!(threads >= 1, "--threads must be at least 1");
     rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build_global()
         .context("starting threads")?;
+    Ok(threads)
+}
+
+fn coordinator(args: CoordinatorArgs) -> anyhow::Result<()> {
+    let reporter = Reporter::new();
+    let json = args.json();
+    let rt = runtime()?;
+    let (job, location, summary) =
+        rt.block_on(cluster::coordinator(args, &|p| reporter.event(p)))?;
+    print_summary(&job, &location, &summary, &reporter, None, json)
+}
+
+fn solve(args: SolveArgs) -> anyhow::Result<()> {
+    let job = cluster::job_spec(
+        args.board,
+        args.target,
+        args.discount,
+        args.chunk_size,
+        args.zstd_level,
+    )?;
+    let threads = start_threads(args.threads)?;
     let location = args
         .store
-        .unwrap_or_else(|| format!("solve2048-store/{}", game.name()));
+        .clone()
+        .unwrap_or_else(|| format!("solve2048-store/{}", job.game.name()));
     let store = Store::open(&location)?;
-    let job = JobSpec {
-        game,
-        chunk_size: args.chunk_size,
-        zstd_level: args.zstd_level,
-    };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .context("starting the async runtime")?;
     let reporter = Reporter::new();
-    let records = Records::new(store.object_store(), &location);
-    let executor = InProcess(Worker::new(store, job));
-    let summary = runtime.block_on(solve2048_coordinator::run(
-        records,
+    let summary = runtime()?.block_on(cluster::run_embedded(
+        &store,
         job,
-        &executor,
-        threads.max(2),
-        3,
+        threads,
+        &args.lease,
         &|p| reporter.event(p),
     ))?;
+    print_summary(
+        &job,
+        &location,
+        &summary,
+        &reporter,
+        Some(threads),
+        args.json,
+    )
+}
+
+/// Print a finished job's summary: one JSON object, or a readable report.
+fn print_summary(
+    job: &JobSpec,
+    location: &str,
+    summary: &Summary,
+    reporter: &Reporter,
+    threads: Option<usize>,
+    json: bool,
+) -> anyhow::Result<()> {
+    let game = job.game;
     let (enum_peak, solve_peak) = (reporter.peak(Phase::Enumerate), reporter.peak(Phase::Solve));
     let peak = enum_peak.max(solve_peak).max(peak_rss_bytes());
-    if args.json {
+    if json {
         let out = serde_json::json!({
             "board": game.n,
             "target": game.target(),
@@ -210,15 +240,22 @@ fn solve(args: SolveArgs) -> anyhow::Result<()> {
             "enumerate_peak_rss_bytes": enum_peak,
             "solve_peak_rss_bytes": solve_peak,
             "threads": threads,
-            "chunk_size": args.chunk_size,
+            "chunk_size": job.chunk_size,
             "store": location,
             "tasks_run": summary.tasks_run,
             "tasks_skipped": summary.tasks_skipped,
+            "orphans_removed": summary.orphans_removed,
         });
         println!("{out}");
     } else {
         let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
-        let rate = |secs: f64| summary.states as f64 / secs.max(1e-9) / threads as f64;
+        let cores = threads.unwrap_or(1) as f64;
+        let per = if threads.is_some() {
+            "states/s/core"
+        } else {
+            "states/s"
+        };
+        let rate = |secs: f64| summary.states as f64 / secs.max(1e-9) / cores;
         println!("solved {} in store {location}", game.name());
         println!("  states (non-terminal, canonical): {}", summary.states);
         println!(
@@ -237,13 +274,13 @@ fn solve(args: SolveArgs) -> anyhow::Result<()> {
         );
         println!("  result digest: {}", summary.digest);
         println!(
-            "  enumerate: {:8.2} s  {:>10.0} states/s/core  peak RSS {:.2} GiB",
+            "  enumerate: {:8.2} s  {:>10.0} {per}  peak RSS {:.2} GiB",
             summary.enumerate_seconds,
             rate(summary.enumerate_seconds),
             gib(enum_peak)
         );
         println!(
-            "  solve:     {:8.2} s  {:>10.0} states/s/core  peak RSS {:.2} GiB",
+            "  solve:     {:8.2} s  {:>10.0} {per}  peak RSS {:.2} GiB",
             summary.solve_seconds,
             rate(summary.solve_seconds),
             gib(solve_peak)
@@ -258,7 +295,8 @@ fn solve(args: SolveArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+/// The async runtime of a command (kernels run on rayon, not here).
+pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -267,7 +305,7 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 }
 
 /// Open a store that must already exist (reading never creates one).
-fn open_existing(location: &str) -> anyhow::Result<Store> {
+pub fn open_existing(location: &str) -> anyhow::Result<Store> {
     let dir = location.strip_prefix("file://").unwrap_or(location);
     if !location.contains("://") || location.starts_with("file://") {
         anyhow::ensure!(

@@ -1,14 +1,28 @@
 //! The coordinator of a solve2048 job: plans the task DAG layer by layer,
-//! hands tasks to an [`Executor`] (in-process workers today), records each
-//! finished task durably in the store, and resumes from those records.
+//! leases tasks to workers over gRPC, records each finished task durably in
+//! the store, and resumes from those records.
 //!
 //! Modules:
-//! - [`records`]: the job manifest and per-task commit records in the store.
+//! - [`records`]: the job manifest, per-task commit and failure records.
+//! - [`lock`]: the coordinator lock, so one coordinator runs a job at a time.
 //! - [`plan`]: the forward and backward passes over layers, parts and chunks.
+//! - [`scheduler`]: the task queue, leases, heartbeats and the task table.
+//! - [`service`]: the gRPC service over the scheduler, behind a token check.
+//! - [`status`]: the status document, live and in the store; `chunks` rows.
+//! - [`metrics`]: the Prometheus endpoint.
+//! - [`server`]: a whole job run as a service.
 
+pub mod lock;
+pub mod metrics;
 pub mod plan;
 pub mod records;
+pub mod scheduler;
+pub mod server;
+pub mod service;
+pub mod status;
 
-pub use plan::{run, Executor, Phase, Progress, Summary};
+pub use plan::{Phase, Progress, Summary};
 pub use records::{CoordinatorError, Records};
+pub use scheduler::{LeaseConfig, Scheduler};
+pub use server::{serve_job, ServerConfig, TlsFiles};
 pub use solve2048_core::task::JobManifest;

@@ -5,33 +5,33 @@
 //! S-4), then enumerate every chunk of layer S into runs for layers S+2 and
 //! S+4. Backward, for S from the last layer down to 4: solve every chunk of
 //! layer S against layers S+2 and S+4. Tasks within a stage are independent
-//! and run concurrently; each is skipped when its commit record exists.
+//! and all go to the [`Scheduler`] at once, which leases them to workers;
+//! each is skipped when its commit record exists.
 
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use futures::future::BoxFuture;
-use futures::StreamExt;
-use serde::Serialize;
+use std::collections::BTreeSet;
+
+use futures::{StreamExt, TryStreamExt};
+use serde::{Deserialize, Serialize};
 use solve2048_core::part::PartId;
 use solve2048_core::task::{
-    layout, ChunkRef, JobSpec, LayerIndex, PartIndex, RunRef, SolvedSummary, TargetGroups, Task,
-    TaskOutput,
+    layout, ChunkRef, JobSpec, LayerIndex, PartIndex, RunRef, SolvedRef, SolvedSummary,
+    TargetGroups, Task, TaskOutput,
 };
 
 use crate::records::{CoordinatorError, Records};
+use crate::scheduler::Scheduler;
 
 /// Most hash groups a part is split into.
 const MAX_GROUPS: u64 = 4096;
 
-/// Runs tasks (in-process workers, or remote ones).
-pub trait Executor: Send + Sync {
-    /// Run one task; the error is reported as text and the task retried.
-    fn run<'a>(&'a self, task: &'a Task) -> BoxFuture<'a, Result<TaskOutput, String>>;
-}
+/// Most tasks of a stage submitted to the scheduler at once.
+const MAX_IN_FLIGHT: usize = 1024;
 
 /// The two passes of a job.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Phase {
     /// Forward enumeration of the reachable states.
@@ -100,28 +100,28 @@ pub struct Summary {
     pub tasks_run: u64,
     /// Tasks skipped because already committed.
     pub tasks_skipped: u64,
+    /// Outputs of uncommitted attempts deleted at the end.
+    pub orphans_removed: u64,
 }
 
 /// Runs one job to the end.
 pub struct Coordinator<'a> {
     records: Records,
     job: JobSpec,
-    executor: &'a dyn Executor,
-    concurrency: usize,
+    scheduler: &'a Scheduler,
     max_attempts: u32,
     progress: &'a (dyn Fn(&Progress) + Sync),
     tasks_run: u64,
     tasks_skipped: u64,
 }
 
-/// Run `job` to completion on `records`' store with `executor`, calling
-/// `progress` as it goes. `concurrency` tasks run at once; a failing task is
+/// Run `job` to completion on `records`' store, handing tasks to workers
+/// through `scheduler` and calling `progress` as it goes. A failing task is
 /// retried up to `max_attempts` times in all before the job stops.
 pub async fn run(
     records: Records,
     job: JobSpec,
-    executor: &dyn Executor,
-    concurrency: usize,
+    scheduler: &Scheduler,
     max_attempts: u32,
     progress: &(dyn Fn(&Progress) + Sync),
 ) -> Result<Summary, CoordinatorError> {
@@ -129,8 +129,7 @@ pub async fn run(
     let mut c = Coordinator {
         records,
         job,
-        executor,
-        concurrency: concurrency.max(1),
+        scheduler,
         max_attempts: max_attempts.max(1),
         progress,
         tasks_run: 0,
@@ -185,9 +184,13 @@ impl Coordinator<'_> {
         let enumerate_seconds = t0.elapsed().as_secs_f64();
         let t1 = Instant::now();
         (self.progress)(&Progress::PhaseStart(Phase::Solve));
-        let (start_value, digest) = self.backward(&layers).await?;
+        let (start_value, digest, keep) = self.backward(&layers).await?;
         (self.progress)(&Progress::PhaseEnd(Phase::Solve));
         let solve_seconds = t1.elapsed().as_secs_f64();
+        let orphans_removed = self.records.sweep(&keep).await?;
+        if orphans_removed > 0 {
+            tracing::info!(orphans_removed, "deleted outputs of uncommitted attempts");
+        }
         let solved = SolvedSummary {
             states: layers.values().flatten().map(|c| c.count).sum(),
             start_value,
@@ -219,6 +222,7 @@ impl Coordinator<'_> {
             solve_seconds,
             tasks_run: self.tasks_run,
             tasks_skipped: self.tasks_skipped,
+            orphans_removed,
         })
     }
 
@@ -237,48 +241,55 @@ impl Coordinator<'_> {
             tasks: tasks.len(),
         });
         tracing::info!(?phase, stage, sum, tasks = tasks.len(), "stage");
+        self.scheduler.track(phase, stage, &tasks);
         let records = &self.records;
-        let executor = self.executor;
+        let scheduler = self.scheduler;
         let attempts = self.max_attempts;
         let progress = self.progress;
-        let results: Vec<Result<(TaskOutput, bool), CoordinatorError>> =
+        let results: Vec<(TaskOutput, bool)> =
             futures::stream::iter(tasks.iter().map(|task| async move {
+                let key = task.key();
                 if let Some(out) = records.committed(task).await? {
+                    let states = states_of(task, &out);
+                    scheduler.done(&key, states, true);
                     progress(&Progress::TaskDone {
-                        states: states_of(task, &out),
+                        states,
                         skipped: true,
                     });
                     return Ok((out, true));
                 }
                 let mut last = String::new();
                 for attempt in 1..=attempts {
-                    match executor.run(task).await {
+                    match scheduler.attempt(task).await {
                         Ok(out) => {
                             records.commit(task, &out).await?;
+                            let states = states_of(task, &out);
+                            scheduler.done(&key, states, false);
                             progress(&Progress::TaskDone {
-                                states: states_of(task, &out),
+                                states,
                                 skipped: false,
                             });
                             return Ok((out, false));
                         }
                         Err(e) => {
-                            tracing::warn!(task = %task.key(), attempt, error = %e, "task failed");
+                            tracing::warn!(task = %key, attempt, error = %e, "task failed");
+                            records.record_failure(&key, attempt, &e).await?;
                             last = e;
                         }
                     }
                 }
+                scheduler.failed(&key);
                 Err(CoordinatorError::TaskFailed {
-                    task: task.key(),
+                    task: key,
                     attempts,
                     error: last,
                 })
             }))
-            .buffered(self.concurrency)
-            .collect()
-            .await;
+            .buffered(MAX_IN_FLIGHT)
+            .try_collect()
+            .await?;
         let mut outputs = Vec::with_capacity(results.len());
-        for r in results {
-            let (out, skipped) = r?;
+        for (out, skipped) in results {
             if skipped {
                 self.tasks_skipped += 1;
             } else {
@@ -347,6 +358,7 @@ impl Coordinator<'_> {
                             .filter(|c| c.id.part == part)
                             .copied()
                             .collect(),
+                        solved: Vec::new(),
                     })
                     .collect(),
             };
@@ -390,15 +402,24 @@ impl Coordinator<'_> {
         Ok(layers)
     }
 
-    /// The backward pass; returns the start value and the result digest.
+    /// The backward pass; returns the start value, the result digest and
+    /// every object the solved job keeps.
     async fn backward(
         &mut self,
         layers: &BTreeMap<u32, Vec<ChunkRef>>,
-    ) -> Result<(f64, u64), CoordinatorError> {
-        let layer = |s: u32| layers.get(&s).cloned().unwrap_or_default();
+    ) -> Result<(f64, u64, BTreeSet<String>), CoordinatorError> {
+        let mut solved: BTreeMap<u32, Vec<SolvedRef>> = BTreeMap::new();
         let mut digest = 0u64;
+        let mut keep = BTreeSet::new();
         for (&sum, chunks) in layers.iter().rev() {
-            let next: Vec<ChunkRef> = [layer(sum + 2), layer(sum + 4)].concat();
+            let below: u64 = layers
+                .range(..sum)
+                .flat_map(|(_, c)| c)
+                .map(|c| c.count)
+                .sum();
+            self.scheduler.set_states_ahead(below);
+            let layer = |s: u32| solved.get(&s).cloned().unwrap_or_default();
+            let next: Vec<SolvedRef> = [layer(sum + 2), layer(sum + 4)].concat();
             let tasks = chunks
                 .iter()
                 .map(|c| Task::Solve {
@@ -406,12 +427,35 @@ impl Coordinator<'_> {
                     next: next.clone(),
                 })
                 .collect();
+            let mut refs = Vec::with_capacity(chunks.len());
             for out in self.stage(Phase::Solve, "solve", sum, tasks).await? {
-                if let TaskOutput::Solved { digest: d, .. } = out {
-                    digest = digest.wrapping_add(d);
+                match out {
+                    TaskOutput::Solved { solved, digest: d } => {
+                        digest = digest.wrapping_add(d);
+                        refs.push(solved);
+                    }
+                    other => return Err(unexpected("solve", &other)),
                 }
             }
+            // The layer index now says where its values and policy are.
+            let object = layout::layer_index(sum);
+            let mut index: LayerIndex = self.records.get_json(&object).await?;
+            for part in &mut index.parts {
+                part.solved = refs
+                    .iter()
+                    .filter(|r| r.chunk.id.part == part.part)
+                    .copied()
+                    .collect();
+            }
+            self.records.put_json(&object, &index).await?;
+            for r in &refs {
+                keep.insert(r.chunk.states_object());
+                keep.insert(r.values_object());
+                keep.insert(r.policy_object());
+            }
+            solved.insert(sum, refs);
         }
+        let layer = |s: u32| solved.get(&s).cloned().unwrap_or_default();
         let starts = [layer(4), layer(6), layer(8)].concat();
         let out = self
             .stage(
@@ -422,12 +466,18 @@ impl Coordinator<'_> {
             )
             .await?;
         match out.first() {
-            Some(TaskOutput::StartValue(v)) => Ok((*v, digest)),
-            other => Err(CoordinatorError::Damaged {
-                object: "commits/start-value.json".into(),
-                reason: format!("unexpected output {other:?}"),
-            }),
+            Some(TaskOutput::StartValue(v)) => Ok((*v, digest, keep)),
+            Some(other) => Err(unexpected("start-value", other)),
+            None => Err(unexpected("start-value", &TaskOutput::Runs(Vec::new()))),
         }
+    }
+}
+
+/// A commit record whose output does not fit its task.
+fn unexpected(task: &str, out: &TaskOutput) -> CoordinatorError {
+    CoordinatorError::Damaged {
+        object: layout::commit(task),
+        reason: format!("unexpected output {out:?}"),
     }
 }
 

@@ -6,8 +6,10 @@
 //! crash at any instant a rerun finds either no record (and recomputes the
 //! task, rewriting identical bytes) or the record (and skips the task).
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
+use futures::TryStreamExt;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 use serde::Serialize;
@@ -48,6 +50,31 @@ pub enum CoordinatorError {
     Damaged {
         /// The object.
         object: String,
+        /// Why.
+        reason: String,
+    },
+    /// Another coordinator runs this job.
+    #[error("store {location} is in use by a running coordinator ({holder}, renewed {age_seconds:.1} s ago); stop it, or pass --take-over to replace it deliberately")]
+    Locked {
+        /// Store location.
+        location: String,
+        /// Who holds it.
+        holder: String,
+        /// Seconds since it renewed the lock.
+        age_seconds: f64,
+    },
+    /// Another coordinator took the job over while this one ran.
+    #[error("another coordinator took this job over ({holder}); stopping")]
+    TakenOver {
+        /// Who holds it now.
+        holder: String,
+    },
+    /// Stopped by a signal or a shutdown request; rerun the same command to resume.
+    #[error("interrupted; run the same command again to resume")]
+    Interrupted,
+    /// The gRPC server could not run.
+    #[error("cannot serve: {reason}")]
+    Serve {
         /// Why.
         reason: String,
     },
@@ -102,6 +129,11 @@ impl Records {
             })
     }
 
+    /// The store's location, for messages.
+    pub fn location(&self) -> &str {
+        &self.location
+    }
+
     /// Delete an object; a missing one is fine.
     pub async fn delete(&self, object: &str) -> Result<(), CoordinatorError> {
         match self.store.delete(&Path::from(object)).await {
@@ -121,6 +153,76 @@ impl Records {
             object: object.to_string(),
             reason: e.to_string(),
         })
+    }
+
+    /// Read a JSON object that must exist.
+    pub async fn get_json<T: serde::de::DeserializeOwned>(
+        &self,
+        object: &str,
+    ) -> Result<T, CoordinatorError> {
+        match self.get(object).await? {
+            Some(bytes) => Self::parse(object, &bytes),
+            None => Err(CoordinatorError::Damaged {
+                object: object.to_string(),
+                reason: "missing".into(),
+            }),
+        }
+    }
+
+    /// Read a JSON object, or `None` when it does not exist.
+    pub async fn get_json_opt<T: serde::de::DeserializeOwned>(
+        &self,
+        object: &str,
+    ) -> Result<Option<T>, CoordinatorError> {
+        match self.get(object).await? {
+            Some(bytes) => Ok(Some(Self::parse(object, &bytes)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Names of the objects under `prefix`.
+    pub async fn list(&self, prefix: &str) -> Result<Vec<String>, CoordinatorError> {
+        let err = |e: object_store::Error| CoordinatorError::Store {
+            object: format!("{prefix}/"),
+            reason: e.to_string(),
+        };
+        let metas: Vec<_> = self
+            .store
+            .list(Some(&Path::from(prefix)))
+            .try_collect()
+            .await
+            .map_err(err)?;
+        Ok(metas.into_iter().map(|m| m.location.to_string()).collect())
+    }
+
+    /// Record a failed attempt at a task (`failures/<task>.json`), for `chunks`.
+    pub async fn record_failure(
+        &self,
+        key: &str,
+        attempt: u32,
+        error: &str,
+    ) -> Result<(), CoordinatorError> {
+        let record = FailureRecord {
+            task: key.to_string(),
+            attempts: attempt,
+            last_error: error.to_string(),
+        };
+        self.put_json(&layout::failure(key), &record).await
+    }
+
+    /// Delete every task output not in `keep`: what uncommitted attempts
+    /// (killed workers, lapsed leases) left behind. Returns how many.
+    pub async fn sweep(&self, keep: &BTreeSet<String>) -> Result<u64, CoordinatorError> {
+        let mut removed = 0;
+        for prefix in layout::OUTPUT_PREFIXES {
+            for object in self.list(prefix).await? {
+                if !keep.contains(&object) {
+                    self.delete(&object).await?;
+                    removed += 1;
+                }
+            }
+        }
+        Ok(removed)
     }
 
     /// Write a JSON object (indexes and summaries derived from commit records;
@@ -190,6 +292,17 @@ impl Records {
         )
         .await
     }
+}
+
+/// The failures of one task (`failures/<task>.json`).
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
+pub struct FailureRecord {
+    /// Task key.
+    pub task: String,
+    /// Attempts failed so far (by the coordinator that wrote the record).
+    pub attempts: u32,
+    /// The last error.
+    pub last_error: String,
 }
 
 fn describe(job: &JobSpec) -> String {

@@ -67,7 +67,33 @@ impl JobManifest {
     }
 }
 
-/// A stored chunk of states (and, once solved, of values and policy).
+/// One attempt at a task: a lease. Unique across coordinator restarts (the
+/// coordinator's epoch in the high 32 bits, a counter in the low ones), so
+/// every attempt writes its outputs under names of its own and the
+/// coordinator alone decides, by committing, which attempt's outputs count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct AttemptId(pub u64);
+
+impl AttemptId {
+    /// The attempt `seq` of coordinator epoch `epoch`.
+    pub fn new(epoch: u32, seq: u32) -> AttemptId {
+        AttemptId(((epoch as u64) << 32) | seq as u64)
+    }
+
+    /// The coordinator epoch that issued it.
+    pub fn epoch(self) -> u32 {
+        (self.0 >> 32) as u32
+    }
+}
+
+impl std::fmt::Display for AttemptId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "a{:016x}", self.0)
+    }
+}
+
+/// A stored chunk of states.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChunkRef {
     /// Which chunk.
@@ -76,6 +102,41 @@ pub struct ChunkRef {
     pub count: u64,
     /// Payload checksum of the states object.
     pub checksum: u64,
+    /// The merge attempt that wrote it.
+    pub attempt: AttemptId,
+}
+
+impl ChunkRef {
+    /// Its states object.
+    pub fn states_object(&self) -> String {
+        layout::states(&self.id, self.attempt)
+    }
+}
+
+/// A solved chunk: its states and the solve attempt that wrote its values
+/// and policy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SolvedRef {
+    /// The states.
+    pub chunk: ChunkRef,
+    /// The solve attempt that wrote values and policy.
+    pub attempt: AttemptId,
+    /// Payload checksum of the values object.
+    pub values_checksum: u64,
+    /// Payload checksum of the policy object.
+    pub policy_checksum: u64,
+}
+
+impl SolvedRef {
+    /// Its values object.
+    pub fn values_object(&self) -> String {
+        layout::values(&self.chunk.id, self.attempt)
+    }
+
+    /// Its policy object.
+    pub fn policy_object(&self) -> String {
+        layout::policy(&self.chunk.id, self.attempt)
+    }
 }
 
 /// A stored run: sorted successors of one source for one group of one part.
@@ -130,13 +191,13 @@ pub enum Task {
     Solve {
         /// The chunk.
         chunk: ChunkRef,
-        /// Every chunk of the layers with tile sum +2 and +4.
-        next: Vec<ChunkRef>,
+        /// Every solved chunk of the layers with tile sum +2 and +4.
+        next: Vec<SolvedRef>,
     },
     /// Expected value over the random start.
     StartValue {
-        /// Every chunk of the layers a start state can be in.
-        layers: Vec<ChunkRef>,
+        /// Every solved chunk of the layers a start state can be in.
+        layers: Vec<SolvedRef>,
     },
 }
 
@@ -170,15 +231,27 @@ pub enum TaskOutput {
     Chunks(Vec<ChunkRef>),
     /// Values and policy written (solve).
     Solved {
-        /// Payload checksum of the values object.
-        values_checksum: u64,
-        /// Payload checksum of the policy object.
-        policy_checksum: u64,
+        /// Where they are.
+        solved: SolvedRef,
         /// [`result_digest`] of the chunk's states, values and actions.
         digest: u64,
     },
     /// The value of the game.
     StartValue(f64),
+}
+
+impl TaskOutput {
+    /// The store objects it names (to delete an uncommitted attempt's output).
+    pub fn objects(&self) -> Vec<String> {
+        match self {
+            TaskOutput::Runs(runs) => runs.iter().map(|r| r.object.clone()).collect(),
+            TaskOutput::Chunks(chunks) => chunks.iter().map(ChunkRef::states_object).collect(),
+            TaskOutput::Solved { solved, .. } => {
+                vec![solved.values_object(), solved.policy_object()]
+            }
+            TaskOutput::StartValue(_) => Vec::new(),
+        }
+    }
 }
 
 /// The index of one layer, written once its merges are committed: every part
@@ -201,6 +274,10 @@ pub struct PartIndex {
     pub groups: u32,
     /// Its chunks, in (group, index) order.
     pub chunks: Vec<ChunkRef>,
+    /// The same chunks with their values and policy, once the layer is
+    /// solved (empty before).
+    #[serde(default)]
+    pub solved: Vec<SolvedRef>,
 }
 
 /// What a finished job writes last (`summary.json`): its presence marks the
@@ -236,9 +313,9 @@ pub fn result_digest(states: &[u64], values: &[f64], actions: &[u8]) -> u64 {
 pub mod layout {
     use super::*;
 
-    fn chunk_path(kind: &str, id: &ChunkId) -> String {
+    fn chunk_path(kind: &str, id: &ChunkId, attempt: AttemptId) -> String {
         format!(
-            "{kind}/s{:05}/m{:02}/g{:04}-c{:04}.chunk",
+            "{kind}/s{:05}/m{:02}/g{:04}-c{:04}-{attempt}.chunk",
             id.part.sum, id.part.max_exp, id.group, id.index
         )
     }
@@ -246,23 +323,30 @@ pub mod layout {
     /// The job manifest.
     pub const JOB: &str = "job.json";
 
-    /// States of a chunk.
-    pub fn states(id: &ChunkId) -> String {
-        chunk_path("states", id)
+    /// The coordinator's lock: who runs the job now.
+    pub const LOCK: &str = "coordinator.json";
+
+    /// The last status snapshot the coordinator wrote.
+    pub const STATUS: &str = "status.json";
+
+    /// States of a chunk, as written by merge attempt `attempt`.
+    pub fn states(id: &ChunkId, attempt: AttemptId) -> String {
+        chunk_path("states", id, attempt)
     }
 
-    /// Values of a chunk.
-    pub fn values(id: &ChunkId) -> String {
-        chunk_path("values", id)
+    /// Values of a chunk, as written by solve attempt `attempt`.
+    pub fn values(id: &ChunkId, attempt: AttemptId) -> String {
+        chunk_path("values", id, attempt)
     }
 
-    /// Optimal actions of a chunk.
-    pub fn policy(id: &ChunkId) -> String {
-        chunk_path("policy", id)
+    /// Optimal actions of a chunk, as written by solve attempt `attempt`.
+    pub fn policy(id: &ChunkId, attempt: AttemptId) -> String {
+        chunk_path("policy", id, attempt)
     }
 
-    /// A run for `group` of `part`, from `source` (a chunk, or the seed).
-    pub fn run(part: &PartId, group: u32, source: Option<&ChunkId>) -> String {
+    /// A run for `group` of `part`, from `source` (a chunk, or the seed),
+    /// written by attempt `attempt`.
+    pub fn run(part: &PartId, group: u32, source: Option<&ChunkId>, attempt: AttemptId) -> String {
         let from = match source {
             Some(id) => format!(
                 "s{:05}-m{:02}-g{:04}-c{:04}",
@@ -271,10 +355,13 @@ pub mod layout {
             None => "seed".to_string(),
         };
         format!(
-            "runs/s{:05}/m{:02}/g{:04}/from-{from}.run",
+            "runs/s{:05}/m{:02}/g{:04}/from-{from}-{attempt}.run",
             part.sum, part.max_exp, group
         )
     }
+
+    /// The prefixes holding task outputs (states, values, policy, runs).
+    pub const OUTPUT_PREFIXES: [&str; 4] = ["states", "values", "policy", "runs"];
 
     /// The index of layer `sum`.
     pub fn layer_index(sum: u32) -> String {
@@ -283,6 +370,11 @@ pub mod layout {
 
     /// The summary of a solved job.
     pub const SUMMARY: &str = "summary.json";
+
+    /// Failures of a task.
+    pub fn failure(task_key: &str) -> String {
+        format!("failures/{task_key}.json")
+    }
 
     /// Commit record of a task.
     pub fn commit(task_key: &str) -> String {

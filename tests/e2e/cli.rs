@@ -1,7 +1,8 @@
 //! Running the binary and reading its JSON.
 
+use std::collections::BTreeMap;
 use std::ffi::OsStr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// The binary under test.
@@ -55,6 +56,46 @@ pub fn solve(store: &Path, args: &[&str]) -> Output {
         .arg("--json")
         .output()
         .unwrap()
+}
+
+/// Every chunk object under `dir` by its name without the attempt tag
+/// (`-a` and 16 hex digits), which differs between runs. Panics if one
+/// output exists in two copies (an uncommitted attempt left behind).
+pub fn chunk_objects(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+                continue;
+            }
+            let rel = p.strip_prefix(dir).unwrap().to_string_lossy().to_string();
+            let Some(stem) = rel.strip_suffix(".chunk") else {
+                continue;
+            };
+            let logical = match stem.rfind("-a") {
+                Some(i) if stem.len() - i == 18 => format!("{}.chunk", &stem[..i]),
+                _ => panic!("{rel} has no attempt tag"),
+            };
+            let old = out.insert(logical, std::fs::read(&p).unwrap());
+            assert!(old.is_none(), "two copies of the output {rel}");
+        }
+    }
+    out
+}
+
+/// The path of the one committed object whose name starts with `prefix`.
+pub fn object_named(dir: &Path, prefix: &str) -> PathBuf {
+    let (parent, stem) = prefix.rsplit_once('/').unwrap();
+    let found: Vec<PathBuf> = std::fs::read_dir(dir.join(parent))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with(stem))
+        .collect();
+    assert_eq!(found.len(), 1, "objects named {prefix}*: {found:?}");
+    found.into_iter().next().unwrap()
 }
 
 /// Expect a clean failure whose message contains `needle`.
@@ -147,8 +188,8 @@ fn damaged_chunk_is_detected_and_named() {
     solve_json(&s, &["--board", "3", "--target", "16"]);
     // Damage one states chunk and forget the solve of that chunk: the rerun
     // must read it again and reject it by name.
-    let chunk = "states/s00030/m03/g0000-c0000.chunk";
-    let path = s.join(chunk);
+    let path = object_named(&s, "states/s00030/m03/g0000-c0000-a");
+    let chunk = path.strip_prefix(&s).unwrap().to_string_lossy().to_string();
     let mut bytes = std::fs::read(&path).unwrap();
     let last = bytes.len() - 1;
     bytes[last] ^= 0x55;

@@ -1,7 +1,9 @@
 //! End-to-end tests of the `solve2048` binary on a local store: published
-//! figures, determinism, resume after kill -9, and bad input.
+//! figures, determinism, resume after kill -9, bad input, and a coordinator
+//! with worker processes on loopback.
 
 mod cli;
+mod cluster;
 mod figures;
 mod resume;
 mod use_solution;

@@ -1,31 +1,11 @@
 //! A solve killed with SIGKILL at some instant and rerun finishes with
-//! byte-identical objects, skipping the work already committed.
+//! byte-identical objects (one copy of each), skipping the work already
+//! committed.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::cli::{bin, solve_json};
-
-/// Every object under `dir` except commit records and the manifest, by path.
-fn objects(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                let rel = p.strip_prefix(dir).unwrap().to_string_lossy().to_string();
-                if rel.ends_with(".chunk") {
-                    out.insert(rel, std::fs::read(&p).unwrap());
-                }
-            }
-        }
-    }
-    out
-}
+use crate::cli::{bin, chunk_objects as objects, solve_json};
 
 fn commits(dir: &Path) -> usize {
     std::fs::read_dir(dir.join("commits")).map_or(0, |r| r.count())

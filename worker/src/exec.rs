@@ -1,8 +1,10 @@
 //! Running one task: read inputs from the store, run the kernel on rayon (off
 //! the async runtime, so a long chunk never starves I/O), write outputs.
 //!
-//! Outputs go to deterministic object names and every kernel is a pure
-//! function of its inputs, so running a task again rewrites identical bytes.
+//! Every kernel is a pure function of its inputs, so any attempt at a task
+//! writes the same bytes; each attempt writes them under names of its own
+//! (they carry its [`AttemptId`]), and the coordinator's commit decides which
+//! attempt's outputs count.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -14,7 +16,8 @@ use solve2048_core::part::{group_of, ChunkId, PartId};
 use solve2048_core::spawn::Starts;
 use solve2048_core::table::ValueTable;
 use solve2048_core::task::{
-    layout, result_digest, ChunkRef, JobSpec, RunRef, TargetGroups, Task, TaskOutput,
+    layout, result_digest, AttemptId, ChunkRef, JobSpec, RunRef, SolvedRef, TargetGroups, Task,
+    TaskOutput,
 };
 use solve2048_core::Board;
 use tokio::sync::OnceCell;
@@ -82,8 +85,19 @@ impl Worker {
         }
     }
 
-    /// Run one task to completion.
-    pub async fn run(&self, task: &Task) -> Result<TaskOutput, WorkerError> {
+    /// The job it runs tasks of.
+    pub fn job(&self) -> &JobSpec {
+        &self.job
+    }
+
+    /// The store it reads and writes.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// Run one attempt at a task to completion, naming its outputs after
+    /// `attempt`.
+    pub async fn run(&self, task: &Task, attempt: AttemptId) -> Result<TaskOutput, WorkerError> {
         match task {
             Task::Seed { targets } => {
                 let starts = Starts::new(self.job.game.size());
@@ -98,7 +112,7 @@ impl Worker {
                         .or_default()
                         .push(s);
                 }
-                self.write_runs(task, None, by_part, targets).await
+                self.write_runs(task, attempt, None, by_part, targets).await
             }
             Task::Enumerate { chunk, targets } => {
                 let states = self.read_states(chunk).await?;
@@ -106,10 +120,13 @@ impl Worker {
                 let succ = self
                     .blocking(task, move || kernel::enumerate(&game, part, &states))
                     .await?;
-                self.write_runs(task, Some(&chunk.id), succ, targets).await
+                self.write_runs(task, attempt, Some(&chunk.id), succ, targets)
+                    .await
             }
-            Task::Merge { part, group, runs } => self.merge(task, *part, *group, runs).await,
-            Task::Solve { chunk, next } => self.solve(task, chunk, next).await,
+            Task::Merge { part, group, runs } => {
+                self.merge(task, attempt, *part, *group, runs).await
+            }
+            Task::Solve { chunk, next } => self.solve(task, attempt, chunk, next).await,
             Task::StartValue { layers } => {
                 let tables = self.tables(layers).await?;
                 let starts = Starts::new(self.job.game.size());
@@ -142,16 +159,16 @@ impl Worker {
             .map_err(|_| WorkerError::Panic { task: task.key() })
     }
 
-    async fn read_solved(&self, c: ChunkRef) -> Result<(Vec<u64>, Vec<f64>), WorkerError> {
-        let states = self.read_states(&c).await?;
-        let h = self.header(ChunkKind::Values, c.id, c.count);
-        let values = self.store.read_values(&layout::values(&c.id), &h).await?;
+    async fn read_solved(&self, c: SolvedRef) -> Result<(Vec<u64>, Vec<f64>), WorkerError> {
+        let states = self.read_states(&c.chunk).await?;
+        let h = self.header(ChunkKind::Values, c.chunk.id, c.chunk.count);
+        let values = self.store.read_values(&c.values_object(), &h).await?;
         Ok((states, values))
     }
 
     async fn read_states(&self, chunk: &ChunkRef) -> Result<Vec<u64>, WorkerError> {
         let h = self.header(ChunkKind::States, chunk.id, chunk.count);
-        Ok(self.store.read_keys(&layout::states(&chunk.id), &h).await?)
+        Ok(self.store.read_keys(&chunk.states_object(), &h).await?)
     }
 
     /// Split each part's sorted successors into its hash groups and write one
@@ -159,6 +176,7 @@ impl Worker {
     async fn write_runs(
         &self,
         task: &Task,
+        attempt: AttemptId,
         source: Option<&ChunkId>,
         by_part: BTreeMap<PartId, Vec<u64>>,
         targets: &[TargetGroups],
@@ -182,7 +200,7 @@ impl Worker {
                     continue;
                 }
                 let group = group as u32;
-                let object = layout::run(&part, group, source);
+                let object = layout::run(&part, group, source, attempt);
                 // A run's header carries its target part and group; the index
                 // field is unused (0).
                 let id = ChunkId {
@@ -211,6 +229,7 @@ impl Worker {
     async fn merge(
         &self,
         task: &Task,
+        attempt: AttemptId,
         part: PartId,
         group: u32,
         runs: &[RunRef],
@@ -249,11 +268,13 @@ impl Worker {
                 keys,
                 self.job.zstd_level,
             );
-            let checksum = self.put_chunk(&layout::states(&id), bytes).await?;
+            let object = layout::states(&id, attempt);
+            let checksum = self.put_chunk(&object, bytes).await?;
             out.push(ChunkRef {
                 id,
                 count: keys.len() as u64,
                 checksum,
+                attempt,
             });
         }
         Ok(TaskOutput::Chunks(out))
@@ -262,8 +283,9 @@ impl Worker {
     async fn solve(
         &self,
         task: &Task,
+        attempt: AttemptId,
         chunk: &ChunkRef,
-        next: &[ChunkRef],
+        next: &[SolvedRef],
     ) -> Result<TaskOutput, WorkerError> {
         let sum = chunk.id.part.sum;
         let tables = self.tables(next).await?;
@@ -299,11 +321,19 @@ impl Worker {
             &actions,
             level,
         );
-        let values_checksum = self.put_chunk(&layout::values(&chunk.id), vbytes).await?;
-        let policy_checksum = self.put_chunk(&layout::policy(&chunk.id), pbytes).await?;
+        let values_checksum = self
+            .put_chunk(&layout::values(&chunk.id, attempt), vbytes)
+            .await?;
+        let policy_checksum = self
+            .put_chunk(&layout::policy(&chunk.id, attempt), pbytes)
+            .await?;
         Ok(TaskOutput::Solved {
-            values_checksum,
-            policy_checksum,
+            solved: SolvedRef {
+                chunk: *chunk,
+                attempt,
+                values_checksum,
+                policy_checksum,
+            },
             digest,
         })
     }
@@ -318,11 +348,11 @@ impl Worker {
     /// Value tables of every layer `chunks` belong to, loading each at most once.
     async fn tables(
         &self,
-        chunks: &[ChunkRef],
+        chunks: &[SolvedRef],
     ) -> Result<BTreeMap<u32, Arc<ValueTable>>, WorkerError> {
-        let mut by_layer: BTreeMap<u32, Vec<ChunkRef>> = BTreeMap::new();
+        let mut by_layer: BTreeMap<u32, Vec<SolvedRef>> = BTreeMap::new();
         for c in chunks {
-            by_layer.entry(c.id.part.sum).or_default().push(*c);
+            by_layer.entry(c.chunk.id.part.sum).or_default().push(*c);
         }
         let mut out = BTreeMap::new();
         for (sum, layer) in by_layer {
@@ -337,8 +367,8 @@ impl Worker {
         self.layers.lock().unwrap().retain(|&s, _| s <= sum);
     }
 
-    async fn load_layer(&self, chunks: Vec<ChunkRef>) -> Result<Arc<ValueTable>, WorkerError> {
-        let total: u64 = chunks.iter().map(|c| c.count).sum();
+    async fn load_layer(&self, chunks: Vec<SolvedRef>) -> Result<Arc<ValueTable>, WorkerError> {
+        let total: u64 = chunks.iter().map(|c| c.chunk.count).sum();
         let mut reads = Vec::with_capacity(chunks.len());
         for c in &chunks {
             reads.push(self.read_solved(*c));

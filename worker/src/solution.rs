@@ -15,7 +15,9 @@ use solve2048_core::moves::{has_exponent, Mover};
 use solve2048_core::part::{group_of, ChunkId};
 use solve2048_core::spawn::{empty_bits, for_each_spawn, P_FOUR, P_TWO};
 use solve2048_core::table::ValueTable;
-use solve2048_core::task::{layout, JobManifest, LayerIndex, ManifestError, SolvedSummary};
+use solve2048_core::task::{
+    layout, JobManifest, LayerIndex, ManifestError, SolvedRef, SolvedSummary,
+};
 use solve2048_core::{Board, Direction, Game};
 
 use crate::store::{Store, StoreError};
@@ -178,7 +180,8 @@ impl Solution {
         Ok(index)
     }
 
-    async fn chunk(&self, id: ChunkId, count: u64) -> Result<Arc<Loaded>, QueryError> {
+    async fn chunk(&self, solved: &SolvedRef) -> Result<Arc<Loaded>, QueryError> {
+        let (id, count) = (solved.chunk.id, solved.chunk.count);
         if let Some(c) = self.chunks.lock().unwrap().get(&id) {
             return Ok(c.clone());
         }
@@ -190,15 +193,15 @@ impl Solution {
         };
         let states = self
             .store
-            .read_keys(&layout::states(&id), &h(ChunkKind::States))
+            .read_keys(&solved.chunk.states_object(), &h(ChunkKind::States))
             .await?;
         let values = self
             .store
-            .read_values(&layout::values(&id), &h(ChunkKind::Values))
+            .read_values(&solved.values_object(), &h(ChunkKind::Values))
             .await?;
         let policy = self
             .store
-            .read_policy(&layout::policy(&id), &h(ChunkKind::Policy))
+            .read_policy(&solved.policy_object(), &h(ChunkKind::Policy))
             .await?;
         let loaded = Arc::new(Loaded {
             states,
@@ -224,8 +227,8 @@ impl Solution {
             return Ok(None);
         };
         let group = group_of(state, part.groups);
-        for c in part.chunks.iter().filter(|c| c.id.group == group) {
-            let loaded = self.chunk(c.id, c.count).await?;
+        for c in part.solved.iter().filter(|c| c.chunk.id.group == group) {
+            let loaded = self.chunk(c).await?;
             if let Ok(i) = loaded.states.binary_search(&state) {
                 let dir = Direction::from_code(loaded.policy[i]).unwrap_or(Direction::Left);
                 return Ok(Some((loaded.values[i], dir)));
@@ -523,14 +526,14 @@ impl Solution {
             let mut parts = Vec::new();
             for part in &layer.parts {
                 parts.push((part.part.max_exp, part.chunks.iter().map(|c| c.count).sum()));
-                for c in &part.chunks {
+                for c in &part.solved {
                     let h = ChunkHeader {
                         kind: ChunkKind::Values,
                         game: self.game,
-                        id: c.id,
-                        count: c.count,
+                        id: c.chunk.id,
+                        count: c.chunk.count,
                     };
-                    for v in self.store.read_values(&layout::values(&c.id), &h).await? {
+                    for v in self.store.read_values(&c.values_object(), &h).await? {
                         values[((v * VALUE_BINS as f64) as usize).min(VALUE_BINS - 1)] += 1;
                     }
                 }

@@ -6,6 +6,7 @@
 //! header and checksums and name the object they reject.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -62,6 +63,7 @@ pub enum StoreError {
 pub struct Store {
     inner: Arc<dyn ObjectStore>,
     location: String,
+    written: Arc<AtomicU64>,
 }
 
 impl Store {
@@ -89,6 +91,7 @@ impl Store {
         Ok(Store {
             inner: Arc::new(fs),
             location: location.to_string(),
+            written: Arc::new(AtomicU64::new(0)),
         })
     }
 
@@ -102,8 +105,15 @@ impl Store {
         self.inner.clone()
     }
 
+    /// Bytes written since the last call.
+    pub fn take_bytes_written(&self) -> u64 {
+        self.written.swap(0, Ordering::Relaxed)
+    }
+
     /// Write a whole object atomically.
     pub async fn put(&self, object: &str, bytes: Vec<u8>) -> Result<(), StoreError> {
+        self.written
+            .fetch_add(bytes.len() as u64, Ordering::Relaxed);
         self.inner
             .put(&ObjectPath::from(object), PutPayload::from(bytes))
             .await

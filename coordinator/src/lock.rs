@@ -1,0 +1,202 @@
+//! The coordinator's lock (`coordinator.json`): which coordinator runs the
+//! job now, renewed every few seconds.
+//!
+//! A coordinator refuses to start on a store whose lock was renewed recently
+//! by another one, unless told to take over. A lock left by a process that
+//! is gone from this very host is stale at once, so a coordinator killed with
+//! kill -9 restarts without waiting. Each start takes the next epoch; attempt
+//! ids carry it, so leases from a previous coordinator are never mistaken for
+//! current ones. A coordinator that finds its lock taken over stops.
+//!
+//! This uses plain puts and reads, not conditional writes (some S3 servers
+//! ignore them): two coordinators started within the same instant could both
+//! pass the check, and the one whose lock is overwritten stops at its next
+//! renewal, before it commits much. Commits are idempotent, so even then no
+//! committed output is lost or duplicated.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+use solve2048_core::task::layout;
+
+use crate::records::{CoordinatorError, Records};
+
+/// How often the lock is renewed.
+pub const RENEW_EVERY: Duration = Duration::from_secs(2);
+
+/// A lock not renewed for this long belongs to a dead coordinator.
+pub const STALE_AFTER: Duration = Duration::from_secs(20);
+
+/// The lock record.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LockRecord {
+    /// Unique id of the coordinator process.
+    pub owner: String,
+    /// Its host.
+    pub host: String,
+    /// Its process id.
+    pub pid: u32,
+    /// The address it serves.
+    pub listen: String,
+    /// Its epoch: one more than the previous coordinator's.
+    pub epoch: u32,
+    /// Last renewal, Unix milliseconds.
+    pub renewed_unix_ms: u64,
+    /// False once it stopped cleanly.
+    pub running: bool,
+}
+
+/// Milliseconds since the Unix epoch.
+pub fn unix_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// This machine's host name.
+pub fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_string())
+        .ok()
+        .filter(|s| !s.is_empty())
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .unwrap_or_else(|| "unknown-host".into())
+}
+
+/// Whether `lock` belongs to a live coordinator other than us.
+fn held_by_other(lock: &LockRecord) -> bool {
+    if !lock.running {
+        return false;
+    }
+    let age = unix_ms().saturating_sub(lock.renewed_unix_ms);
+    if age > STALE_AFTER.as_millis() as u64 {
+        return false;
+    }
+    if lock.host == host_name() && lock.pid != std::process::id() {
+        // Same host: alive exactly when its process is.
+        return std::path::Path::new(&format!("/proc/{}", lock.pid)).exists();
+    }
+    true
+}
+
+/// A held lock.
+pub struct Lock {
+    records: Records,
+    record: LockRecord,
+}
+
+impl Lock {
+    /// Take the lock of `records`' job for a coordinator serving `listen`.
+    /// Refused while another coordinator holds it, unless `take_over`.
+    pub async fn acquire(
+        records: &Records,
+        listen: &str,
+        take_over: bool,
+    ) -> Result<Lock, CoordinatorError> {
+        let previous: Option<LockRecord> = records.get_json_opt(layout::LOCK).await?;
+        if let Some(p) = &previous {
+            if held_by_other(p) && !take_over {
+                return Err(CoordinatorError::Locked {
+                    location: records.location().to_string(),
+                    holder: format!("pid {} on {}, serving {}", p.pid, p.host, p.listen),
+                    age_seconds: unix_ms().saturating_sub(p.renewed_unix_ms) as f64 / 1000.0,
+                });
+            }
+        }
+        let epoch = previous.map_or(1, |p| p.epoch + 1);
+        let record = LockRecord {
+            owner: format!("{}-{}-{}", host_name(), std::process::id(), unix_ms()),
+            host: host_name(),
+            pid: std::process::id(),
+            listen: listen.to_string(),
+            epoch,
+            renewed_unix_ms: unix_ms(),
+            running: true,
+        };
+        records.put_json(layout::LOCK, &record).await?;
+        tracing::info!(epoch, "coordinator lock taken");
+        Ok(Lock {
+            records: records.clone(),
+            record,
+        })
+    }
+
+    /// The epoch of this coordinator.
+    pub fn epoch(&self) -> u32 {
+        self.record.epoch
+    }
+
+    /// Renew the lock; fails when another coordinator took it over.
+    pub async fn renew(&mut self) -> Result<(), CoordinatorError> {
+        let now: Option<LockRecord> = self.records.get_json_opt(layout::LOCK).await?;
+        if let Some(found) = now {
+            if found.owner != self.record.owner {
+                return Err(CoordinatorError::TakenOver {
+                    holder: format!(
+                        "pid {} on {}, serving {}",
+                        found.pid, found.host, found.listen
+                    ),
+                });
+            }
+        }
+        self.record.renewed_unix_ms = unix_ms();
+        self.records.put_json(layout::LOCK, &self.record).await
+    }
+
+    /// Renew every [`RENEW_EVERY`] until an error (taken over, or the store
+    /// failing for longer than the lock stays fresh).
+    pub async fn renew_loop(&mut self) -> CoordinatorError {
+        let mut failing_since: Option<tokio::time::Instant> = None;
+        loop {
+            tokio::time::sleep(RENEW_EVERY).await;
+            match self.renew().await {
+                Ok(()) => failing_since = None,
+                Err(e @ CoordinatorError::TakenOver { .. }) => return e,
+                Err(e) => {
+                    let since = *failing_since.get_or_insert_with(tokio::time::Instant::now);
+                    tracing::warn!(error = %e, "cannot renew the coordinator lock");
+                    if since.elapsed() > STALE_AFTER / 2 {
+                        return e;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Mark the lock released (the job stopped cleanly).
+    pub async fn release(mut self) -> Result<(), CoordinatorError> {
+        self.record.running = false;
+        self.record.renewed_unix_ms = unix_ms();
+        self.records.put_json(layout::LOCK, &self.record).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(pid: u32, host: &str, age_ms: u64) -> LockRecord {
+        LockRecord {
+            owner: "x".into(),
+            host: host.into(),
+            pid,
+            listen: "127.0.0.1:1".into(),
+            epoch: 3,
+            renewed_unix_ms: unix_ms() - age_ms,
+            running: true,
+        }
+    }
+
+    #[test]
+    fn live_fresh_locks_hold_and_dead_or_stale_ones_do_not() {
+        // pid 1 exists on every Linux host.
+        assert!(held_by_other(&record(1, &host_name(), 0)));
+        assert!(held_by_other(&record(1, "some-other-host", 0)));
+        assert!(!held_by_other(&record(1, "some-other-host", 60_000)));
+        // A pid beyond the kernel's limit is never alive.
+        assert!(!held_by_other(&record(u32::MAX - 1, &host_name(), 0)));
+        let mut stopped = record(1, "some-other-host", 0);
+        stopped.running = false;
+        assert!(!held_by_other(&stopped));
+    }
+}

@@ -1,0 +1,123 @@
+//! The Prometheus metrics endpoint: `GET /metrics` on its own listener, in
+//! the text exposition format. It carries counts and rates only (no token,
+//! no store credentials), so it needs no authentication.
+
+use std::fmt::Write;
+use std::sync::Arc;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+
+use crate::scheduler::{Scheduler, TaskState};
+
+/// The metrics text for the scheduler's state now.
+pub fn render(scheduler: &Scheduler) -> String {
+    let snap = scheduler.snapshot();
+    let mut by_state = [0u64; 4];
+    for t in &snap.tasks {
+        by_state[match t.state {
+            TaskState::Pending => 0,
+            TaskState::Leased { .. } => 1,
+            TaskState::Done => 2,
+            TaskState::Failed => 3,
+        }] += 1;
+    }
+    let c = snap.counters;
+    let mut out = String::new();
+    let mut metric = |name: &str, kind: &str, help: &str, samples: &[(&str, f64)]| {
+        let _ = writeln!(
+            out,
+            "# HELP solve2048_{name} {help}\n# TYPE solve2048_{name} {kind}"
+        );
+        for (labels, v) in samples {
+            let _ = writeln!(out, "solve2048_{name}{labels} {v}");
+        }
+    };
+    metric(
+        "tasks",
+        "gauge",
+        "Tasks planned so far, by state.",
+        &[
+            ("{state=\"pending\"}", by_state[0] as f64),
+            ("{state=\"leased\"}", by_state[1] as f64),
+            ("{state=\"done\"}", by_state[2] as f64),
+            ("{state=\"failed\"}", by_state[3] as f64),
+        ],
+    );
+    metric(
+        "states_per_second",
+        "gauge",
+        "States enumerated or solved per second over the last minute.",
+        &[("", snap.states_per_second)],
+    );
+    let alive = snap.workers.iter().filter(|w| w.alive).count();
+    metric(
+        "workers_alive",
+        "gauge",
+        "Workers heard from within the lease ttl.",
+        &[("", alive as f64)],
+    );
+    metric(
+        "bytes_written_total",
+        "counter",
+        "Bytes workers wrote to the store.",
+        &[("", c.bytes_written as f64)],
+    );
+    metric(
+        "states_done_total",
+        "counter",
+        "States of committed enumerate and solve tasks.",
+        &[("", c.states_done as f64)],
+    );
+    metric(
+        "tasks_run_total",
+        "counter",
+        "Tasks run and committed.",
+        &[("", c.tasks_run as f64)],
+    );
+    metric(
+        "attempts_failed_total",
+        "counter",
+        "Attempts that failed.",
+        &[("", c.attempts_failed as f64)],
+    );
+    metric(
+        "leases_expired_total",
+        "counter",
+        "Leases that lapsed.",
+        &[("", c.leases_expired as f64)],
+    );
+    metric(
+        "results_discarded_total",
+        "counter",
+        "Results refused because their lease was not current.",
+        &[("", c.results_discarded as f64)],
+    );
+    out
+}
+
+/// Serve `GET /metrics` on `listener` until the task is dropped.
+pub async fn serve(listener: TcpListener, scheduler: Arc<Scheduler>) {
+    loop {
+        let Ok((mut conn, _)) = listener.accept().await else {
+            continue;
+        };
+        let scheduler = scheduler.clone();
+        tokio::spawn(async move {
+            let mut buf = [0u8; 2048];
+            let n = conn.read(&mut buf).await.unwrap_or(0);
+            let request = String::from_utf8_lossy(&buf[..n]);
+            let (status, body) = if request.starts_with("GET /metrics") {
+                ("200 OK", render(&scheduler))
+            } else {
+                ("404 Not Found", "try GET /metrics\n".to_string())
+            };
+            let head = format!(
+                "HTTP/1.1 {status}\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = conn.write_all(head.as_bytes()).await;
+            let _ = conn.write_all(body.as_bytes()).await;
+        });
+    }
+}

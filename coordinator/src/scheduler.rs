@@ -1,0 +1,742 @@
+//! The task queue and its leases: the one place that decides who runs what.
+//!
+//! The plan submits one attempt at a task at a time ([`Scheduler::attempt`])
+//! and awaits its outcome. Workers pull attempts as leases
+//! ([`Scheduler::lease`]), keep them alive with heartbeats and report an
+//! output or a failure. A lease that no heartbeat renews within its ttl
+//! lapses: the attempt fails with "lease expired" and the plan retries the
+//! task under a new lease. A result reported under a lease that is no longer
+//! current (lapsed, or issued by a previous coordinator) is refused, so
+//! exactly one attempt's output reaches the commit record.
+//!
+//! It also tracks every task of the job (pending, leased, done, failed) and
+//! every worker, for `status`, `chunks` and the metrics.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use solve2048_core::part::{ChunkId, PartId};
+use solve2048_core::task::{AttemptId, Task, TaskOutput};
+use tokio::sync::{oneshot, Notify};
+use tokio::time::Instant;
+
+use crate::plan::Phase;
+
+/// Lease timing.
+#[derive(Clone, Copy, Debug)]
+pub struct LeaseConfig {
+    /// A lease lapses when no heartbeat renews it for this long.
+    pub ttl: Duration,
+    /// How often workers heartbeat.
+    pub heartbeat: Duration,
+}
+
+impl LeaseConfig {
+    /// Reject timings under which live workers would lose their leases.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.heartbeat.is_zero() {
+            return Err("the heartbeat interval must be positive".into());
+        }
+        if self.ttl < self.heartbeat * 2 {
+            return Err(format!(
+                "the lease ttl ({:?}) must be at least twice the heartbeat interval ({:?})",
+                self.ttl, self.heartbeat
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl Default for LeaseConfig {
+    fn default() -> LeaseConfig {
+        LeaseConfig {
+            ttl: Duration::from_secs(30),
+            heartbeat: Duration::from_secs(3),
+        }
+    }
+}
+
+/// Where a task stands.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "lowercase")]
+pub enum TaskState {
+    /// Waiting for a worker.
+    Pending,
+    /// Leased to a worker.
+    Leased {
+        /// The worker.
+        worker: String,
+        /// The lease (= the attempt).
+        lease: AttemptId,
+    },
+    /// Committed.
+    Done,
+    /// Failed on every attempt; the job stopped.
+    Failed,
+}
+
+/// One task of the job, as `status` and `chunks` show it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct TaskEntry {
+    /// The task's key.
+    pub key: String,
+    /// Forward or backward pass.
+    pub phase: Phase,
+    /// seed, merge, enumerate, solve or start.
+    pub stage: String,
+    /// The part it works on, if one.
+    pub part: Option<PartId>,
+    /// The chunk it reads, if one.
+    pub chunk: Option<ChunkId>,
+    /// States it handles (known once done for a merge).
+    pub states: u64,
+    /// Where it stands.
+    #[serde(flatten)]
+    pub state: TaskState,
+    /// Attempts made by this coordinator.
+    pub attempts: u32,
+    /// The last failure, if any.
+    pub last_error: Option<String>,
+}
+
+/// What the scheduler knows of a worker.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct WorkerEntry {
+    /// Its id.
+    pub id: String,
+    /// Host and process, for people.
+    pub name: String,
+    /// Kernel threads.
+    pub threads: u32,
+    /// Tasks it runs at once.
+    pub slots: u32,
+    /// Seconds since its last call, when the snapshot was taken.
+    pub last_seen_seconds: f64,
+    /// Keys of the tasks it holds.
+    pub tasks: Vec<String>,
+    /// Tasks it completed.
+    pub completed: u64,
+    /// Alive: heard from within the lease ttl.
+    pub alive: bool,
+}
+
+/// Counters since the coordinator started.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
+pub struct Counters {
+    /// Tasks run and committed.
+    pub tasks_run: u64,
+    /// Tasks found already committed.
+    pub tasks_skipped: u64,
+    /// Attempts that failed (reported, or lease expired).
+    pub attempts_failed: u64,
+    /// Leases that lapsed.
+    pub leases_expired: u64,
+    /// Results refused because their lease was no longer current.
+    pub results_discarded: u64,
+    /// Bytes workers reported writing.
+    pub bytes_written: u64,
+    /// States handled by committed enumerate and solve tasks.
+    pub states_done: u64,
+}
+
+/// How an attempt ended.
+enum Outcome {
+    Done(TaskOutput),
+    Failed(String),
+}
+
+/// A task waiting for a worker.
+struct Queued {
+    key: String,
+    json: String,
+    reply: oneshot::Sender<Outcome>,
+}
+
+struct Leased {
+    queued: Queued,
+    worker: String,
+    deadline: Instant,
+}
+
+struct WorkerState {
+    name: String,
+    threads: u32,
+    slots: u32,
+    last_seen: Instant,
+    completed: u64,
+}
+
+/// A lease handed to a worker.
+#[derive(Clone, Debug)]
+pub struct LeaseGrant {
+    /// The lease (= attempt) id.
+    pub lease: AttemptId,
+    /// The task's key.
+    pub key: String,
+    /// The task as JSON.
+    pub task_json: String,
+    /// How long the lease lives without a heartbeat.
+    pub ttl: Duration,
+}
+
+/// What a lease call got.
+pub enum LeaseAnswer {
+    /// A task to run.
+    Task(LeaseGrant),
+    /// Nothing ready yet.
+    Nothing,
+    /// The job is over.
+    Finished,
+}
+
+/// Calls from a worker the scheduler does not know (it registered with a
+/// previous coordinator).
+#[derive(Debug, thiserror::Error)]
+#[error("unknown worker {0}: register again")]
+pub struct UnknownWorker(pub String);
+
+#[derive(Default)]
+struct State {
+    queue: VecDeque<Queued>,
+    leases: HashMap<AttemptId, Leased>,
+    workers: BTreeMap<String, WorkerState>,
+    tasks: BTreeMap<String, TaskEntry>,
+    next_seq: u32,
+    next_worker: u64,
+    finished: bool,
+    finished_at: Option<Instant>,
+    /// States of planned-but-not-staged work (for the ETA).
+    states_ahead: u64,
+    counters: Counters,
+    /// (time, states_done) samples for the rate, oldest first.
+    samples: VecDeque<(Instant, u64)>,
+}
+
+/// The queue, the leases, the workers and the task table of one job.
+pub struct Scheduler {
+    // std Mutex: held only for short, synchronous updates, never across an await.
+    state: Mutex<State>,
+    wake: Notify,
+    config: LeaseConfig,
+    epoch: u32,
+}
+
+/// Window of the states-per-second rate.
+const RATE_WINDOW: Duration = Duration::from_secs(60);
+
+impl Scheduler {
+    /// A scheduler issuing attempt ids of coordinator epoch `epoch`.
+    pub fn new(config: LeaseConfig, epoch: u32) -> Scheduler {
+        Scheduler {
+            state: Mutex::new(State::default()),
+            wake: Notify::new(),
+            config,
+            epoch,
+        }
+    }
+
+    /// Lease timing.
+    pub fn config(&self) -> LeaseConfig {
+        self.config
+    }
+
+    /// Enter the tasks of a stage in the task table as pending.
+    pub fn track(&self, phase: Phase, stage: &str, tasks: &[Task]) {
+        let mut st = self.state.lock().unwrap();
+        for task in tasks {
+            let (part, chunk, states) = describe(task);
+            st.tasks.insert(
+                task.key(),
+                TaskEntry {
+                    key: task.key(),
+                    phase,
+                    stage: stage.to_string(),
+                    part,
+                    chunk,
+                    states,
+                    state: TaskState::Pending,
+                    attempts: 0,
+                    last_error: None,
+                },
+            );
+        }
+    }
+
+    /// Record a task as committed (`skipped`: found committed by an earlier run).
+    pub fn done(&self, key: &str, states: u64, skipped: bool) {
+        let mut st = self.state.lock().unwrap();
+        let counts_states = match st.tasks.get_mut(key) {
+            Some(e) => {
+                e.state = TaskState::Done;
+                e.states = states;
+                e.stage == "enumerate" || e.stage == "solve"
+            }
+            None => false,
+        };
+        if skipped {
+            st.counters.tasks_skipped += 1;
+        } else {
+            st.counters.tasks_run += 1;
+            if counts_states {
+                st.counters.states_done += states;
+                let (now, done) = (Instant::now(), st.counters.states_done);
+                st.samples.push_back((now, done));
+                while st.samples.len() > 2 && now - st.samples[0].0 > RATE_WINDOW {
+                    st.samples.pop_front();
+                }
+            }
+        }
+    }
+
+    /// Record a task as failed for good.
+    pub fn failed(&self, key: &str) {
+        if let Some(e) = self.state.lock().unwrap().tasks.get_mut(key) {
+            e.state = TaskState::Failed;
+        }
+    }
+
+    /// Run one attempt at `task` on some worker and wait for its outcome.
+    pub async fn attempt(&self, task: &Task) -> Result<TaskOutput, String> {
+        let (tx, rx) = oneshot::channel();
+        let key = task.key();
+        {
+            let mut st = self.state.lock().unwrap();
+            if let Some(e) = st.tasks.get_mut(&key) {
+                e.state = TaskState::Pending;
+            }
+            st.queue.push_back(Queued {
+                key,
+                json: serde_json::to_string(task).expect("tasks serialize"),
+                reply: tx,
+            });
+        }
+        self.wake.notify_one();
+        let outcome = match rx.await {
+            Ok(Outcome::Done(out)) => Ok(out),
+            Ok(Outcome::Failed(e)) => Err(e),
+            Err(_) => Err("the scheduler dropped the attempt".to_string()),
+        };
+        if let Err(e) = &outcome {
+            let mut st = self.state.lock().unwrap();
+            st.counters.attempts_failed += 1;
+            if let Some(entry) = st.tasks.get_mut(&task.key()) {
+                entry.last_error = Some(e.clone());
+            }
+        }
+        outcome
+    }
+
+    /// A worker joins; returns its id.
+    pub fn register(&self, name: &str, threads: u32, slots: u32) -> String {
+        let mut st = self.state.lock().unwrap();
+        st.next_worker += 1;
+        let id = format!("w{}-{}", self.epoch, st.next_worker);
+        st.workers.insert(
+            id.clone(),
+            WorkerState {
+                name: name.to_string(),
+                threads,
+                slots,
+                last_seen: Instant::now(),
+                completed: 0,
+            },
+        );
+        tracing::info!(worker = %id, name, threads, slots, "worker registered");
+        id
+    }
+
+    fn touch(st: &mut State, worker: &str) -> Result<(), UnknownWorker> {
+        match st.workers.get_mut(worker) {
+            Some(w) => {
+                w.last_seen = Instant::now();
+                Ok(())
+            }
+            None => Err(UnknownWorker(worker.to_string())),
+        }
+    }
+
+    /// Lease a task to `worker`, waiting up to `wait` for one.
+    pub async fn lease(&self, worker: &str, wait: Duration) -> Result<LeaseAnswer, UnknownWorker> {
+        let until = Instant::now() + wait;
+        loop {
+            let notified = self.wake.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            {
+                let mut st = self.state.lock().unwrap();
+                Self::touch(&mut st, worker)?;
+                if st.finished {
+                    return Ok(LeaseAnswer::Finished);
+                }
+                if let Some(queued) = st.queue.pop_front() {
+                    st.next_seq += 1;
+                    let lease = AttemptId::new(self.epoch, st.next_seq);
+                    let grant = LeaseGrant {
+                        lease,
+                        key: queued.key.clone(),
+                        task_json: queued.json.clone(),
+                        ttl: self.config.ttl,
+                    };
+                    if let Some(e) = st.tasks.get_mut(&queued.key) {
+                        e.state = TaskState::Leased {
+                            worker: worker.to_string(),
+                            lease,
+                        };
+                        e.attempts += 1;
+                    }
+                    tracing::debug!(task = %queued.key, %lease, worker, "leased");
+                    st.leases.insert(
+                        lease,
+                        Leased {
+                            queued,
+                            worker: worker.to_string(),
+                            deadline: Instant::now() + self.config.ttl,
+                        },
+                    );
+                    return Ok(LeaseAnswer::Task(grant));
+                }
+            }
+            if tokio::time::timeout_at(until, notified).await.is_err() {
+                return Ok(LeaseAnswer::Nothing);
+            }
+        }
+    }
+
+    /// Renew `worker`'s leases; returns those it no longer holds.
+    pub fn heartbeat(
+        &self,
+        worker: &str,
+        leases: &[AttemptId],
+    ) -> Result<(Vec<AttemptId>, bool), UnknownWorker> {
+        let mut st = self.state.lock().unwrap();
+        Self::touch(&mut st, worker)?;
+        let deadline = Instant::now() + self.config.ttl;
+        let mut lost = Vec::new();
+        for id in leases {
+            match st.leases.get_mut(id) {
+                Some(l) if l.worker == worker => l.deadline = deadline,
+                _ => lost.push(*id),
+            }
+        }
+        Ok((lost, st.finished))
+    }
+
+    /// Take `lease` off `worker`, if it holds it.
+    fn take(st: &mut State, worker: &str, lease: AttemptId) -> Option<Leased> {
+        match st.leases.get(&lease) {
+            Some(l) if l.worker == worker => st.leases.remove(&lease),
+            _ => None,
+        }
+    }
+
+    /// A worker reports an output. Err(reason) when the lease is not current.
+    pub fn complete(
+        &self,
+        worker: &str,
+        lease: AttemptId,
+        output: TaskOutput,
+        bytes_written: u64,
+    ) -> Result<(), String> {
+        let mut st = self.state.lock().unwrap();
+        let _ = Self::touch(&mut st, worker);
+        st.counters.bytes_written += bytes_written;
+        let Some(leased) = Self::take(&mut st, worker, lease) else {
+            st.counters.results_discarded += 1;
+            tracing::warn!(%lease, worker, "result under a stale lease discarded");
+            return Err(format!(
+                "lease {lease} is not current (it expired, or a previous coordinator issued it)"
+            ));
+        };
+        if let Some(w) = st.workers.get_mut(worker) {
+            w.completed += 1;
+        }
+        // The plan may have stopped waiting (the job failed): nothing to do then.
+        let _ = leased.queued.reply.send(Outcome::Done(output));
+        Ok(())
+    }
+
+    /// A worker reports a failure.
+    pub fn fail(&self, worker: &str, lease: AttemptId, error: String) {
+        let mut st = self.state.lock().unwrap();
+        let _ = Self::touch(&mut st, worker);
+        if let Some(leased) = Self::take(&mut st, worker, lease) {
+            tracing::warn!(task = %leased.queued.key, %lease, worker, %error, "attempt failed");
+            let error = format!("on worker {worker}: {error}");
+            let _ = leased.queued.reply.send(Outcome::Failed(error));
+        }
+    }
+
+    /// A worker hands a lease back unfinished: the task goes to the front of
+    /// the queue, and the attempt does not count as a failure.
+    pub fn release(&self, worker: &str, lease: AttemptId) {
+        let mut st = self.state.lock().unwrap();
+        let _ = Self::touch(&mut st, worker);
+        if let Some(leased) = Self::take(&mut st, worker, lease) {
+            tracing::info!(task = %leased.queued.key, %lease, worker, "lease handed back");
+            if let Some(e) = st.tasks.get_mut(&leased.queued.key) {
+                e.state = TaskState::Pending;
+                e.attempts = e.attempts.saturating_sub(1);
+            }
+            st.queue.push_front(leased.queued);
+            drop(st);
+            self.wake.notify_one();
+        }
+    }
+
+    /// Fail every lease past its deadline; returns how many lapsed.
+    pub fn expire(&self) -> usize {
+        let now = Instant::now();
+        let mut st = self.state.lock().unwrap();
+        let expired: Vec<AttemptId> = st
+            .leases
+            .iter()
+            .filter(|(_, l)| l.deadline <= now)
+            .map(|(id, _)| *id)
+            .collect();
+        for id in &expired {
+            let leased = st.leases.remove(id).unwrap();
+            st.counters.leases_expired += 1;
+            tracing::warn!(task = %leased.queued.key, lease = %id, worker = %leased.worker, "lease expired");
+            let _ = leased.queued.reply.send(Outcome::Failed(format!(
+                "lease {id} expired: worker {} sent no heartbeat for {:?}",
+                leased.worker, self.config.ttl
+            )));
+        }
+        expired.len()
+    }
+
+    /// Check leases every `period` until the job is finished.
+    pub async fn expire_loop(&self, period: Duration) {
+        let mut tick = tokio::time::interval(period);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        while !self.is_finished() {
+            tick.tick().await;
+            self.expire();
+        }
+    }
+
+    /// The job is over: every lease call answers "finished" from now on.
+    pub fn finish(&self) {
+        let mut st = self.state.lock().unwrap();
+        st.finished = true;
+        st.finished_at = Some(Instant::now());
+        drop(st);
+        self.wake.notify_waiters();
+    }
+
+    /// Live workers not heard from since the job finished.
+    pub fn workers_not_told(&self) -> usize {
+        let st = self.state.lock().unwrap();
+        let Some(at) = st.finished_at else {
+            return st.workers.len();
+        };
+        st.workers
+            .values()
+            .filter(|w| at - w.last_seen <= self.config.ttl && w.last_seen <= at)
+            .count()
+    }
+
+    /// Set the states of work planned beyond the tracked tasks.
+    pub fn set_states_ahead(&self, states: u64) {
+        self.state.lock().unwrap().states_ahead = states;
+    }
+
+    /// States of work planned beyond the tracked tasks.
+    pub fn states_ahead(&self) -> u64 {
+        self.state.lock().unwrap().states_ahead
+    }
+
+    /// Whether [`Scheduler::finish`] was called.
+    pub fn is_finished(&self) -> bool {
+        self.state.lock().unwrap().finished
+    }
+
+    /// Counters so far.
+    pub fn counters(&self) -> Counters {
+        self.state.lock().unwrap().counters
+    }
+
+    /// Workers that were heard from since `since` ago.
+    pub fn workers_seen_within(&self, since: Duration) -> usize {
+        let now = Instant::now();
+        let st = self.state.lock().unwrap();
+        st.workers
+            .values()
+            .filter(|w| now - w.last_seen <= since)
+            .count()
+    }
+
+    /// A snapshot of the task table, the workers, the counters and the rate.
+    pub fn snapshot(&self) -> Snapshot {
+        let now = Instant::now();
+        let st = self.state.lock().unwrap();
+        let mut holding: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+        for l in st.leases.values() {
+            holding
+                .entry(l.worker.as_str())
+                .or_default()
+                .push(l.queued.key.clone());
+        }
+        let workers = st
+            .workers
+            .iter()
+            .map(|(id, w)| WorkerEntry {
+                id: id.clone(),
+                name: w.name.clone(),
+                threads: w.threads,
+                slots: w.slots,
+                last_seen_seconds: (now - w.last_seen).as_secs_f64(),
+                tasks: holding.get(id.as_str()).cloned().unwrap_or_default(),
+                completed: w.completed,
+                alive: now - w.last_seen <= self.config.ttl,
+            })
+            .collect();
+        let rate = match (st.samples.front(), st.samples.back()) {
+            (Some(a), Some(b)) if b.0 > a.0 => (b.1 - a.1) as f64 / (b.0 - a.0).as_secs_f64(),
+            _ => 0.0,
+        };
+        Snapshot {
+            tasks: st.tasks.values().cloned().collect(),
+            workers,
+            counters: st.counters,
+            states_per_second: rate,
+            queued: st.queue.len(),
+            leased: st.leases.len(),
+        }
+    }
+}
+
+/// A copy of the scheduler's state at one instant.
+#[derive(Clone, Debug)]
+pub struct Snapshot {
+    /// Every task tracked so far.
+    pub tasks: Vec<TaskEntry>,
+    /// Every worker.
+    pub workers: Vec<WorkerEntry>,
+    /// Counters.
+    pub counters: Counters,
+    /// States per second over the last minute.
+    pub states_per_second: f64,
+    /// Tasks waiting for a worker.
+    pub queued: usize,
+    /// Tasks leased.
+    pub leased: usize,
+}
+
+/// Part, chunk and input states of a task.
+fn describe(task: &Task) -> (Option<PartId>, Option<ChunkId>, u64) {
+    match task {
+        Task::Enumerate { chunk, .. } | Task::Solve { chunk, .. } => {
+            (Some(chunk.id.part), Some(chunk.id), chunk.count)
+        }
+        Task::Merge { part, .. } => (Some(*part), None, 0),
+        Task::Seed { .. } | Task::StartValue { .. } => (None, None, 0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use solve2048_core::task::TargetGroups;
+
+    fn seed() -> Task {
+        Task::Seed {
+            targets: vec![TargetGroups {
+                part: PartId { sum: 4, max_exp: 1 },
+                groups: 1,
+            }],
+        }
+    }
+
+    fn config() -> LeaseConfig {
+        LeaseConfig {
+            ttl: Duration::from_secs(10),
+            heartbeat: Duration::from_secs(1),
+        }
+    }
+
+    async fn grant(s: &Scheduler, w: &str) -> LeaseGrant {
+        match s.lease(w, Duration::from_secs(5)).await.unwrap() {
+            LeaseAnswer::Task(g) => g,
+            _ => panic!("no task leased"),
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_lapsed_lease_fails_the_attempt_and_its_late_result_is_refused() {
+        let s = std::sync::Arc::new(Scheduler::new(config(), 7));
+        let w = s.register("test", 1, 1);
+        let task = seed();
+        let attempt = {
+            let s = s.clone();
+            let task = task.clone();
+            tokio::spawn(async move { s.attempt(&task).await })
+        };
+        let g = grant(&s, &w).await;
+        assert_eq!(g.lease.epoch(), 7);
+        // Heartbeats keep it alive past the ttl...
+        for _ in 0..3 {
+            tokio::time::advance(Duration::from_secs(6)).await;
+            assert_eq!(s.heartbeat(&w, &[g.lease]).unwrap().0, vec![]);
+            assert_eq!(s.expire(), 0);
+        }
+        // ...and silence lets it lapse.
+        tokio::time::advance(Duration::from_secs(11)).await;
+        assert_eq!(s.expire(), 1);
+        let err = attempt.await.unwrap().unwrap_err();
+        assert!(err.contains("expired"), "{err}");
+        assert_eq!(s.heartbeat(&w, &[g.lease]).unwrap().0, vec![g.lease]);
+        let late = s.complete(&w, g.lease, TaskOutput::StartValue(0.5), 0);
+        assert!(late.unwrap_err().contains("not current"));
+        assert_eq!(s.counters().results_discarded, 1);
+        assert_eq!(s.counters().leases_expired, 1);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_released_lease_goes_back_to_the_front_and_a_new_lease_completes() {
+        let s = std::sync::Arc::new(Scheduler::new(config(), 1));
+        let (a, b) = (s.register("a", 1, 1), s.register("b", 1, 1));
+        let attempt = {
+            let s = s.clone();
+            tokio::spawn(async move { s.attempt(&seed()).await })
+        };
+        let first = grant(&s, &a).await;
+        // Another worker cannot complete a lease it does not hold.
+        assert!(s
+            .complete(&b, first.lease, TaskOutput::StartValue(0.0), 0)
+            .is_err());
+        s.release(&a, first.lease);
+        let second = grant(&s, &b).await;
+        assert_ne!(first.lease, second.lease);
+        assert_eq!(first.key, second.key);
+        s.complete(&b, second.lease, TaskOutput::StartValue(0.25), 10)
+            .unwrap();
+        assert_eq!(
+            attempt.await.unwrap().unwrap(),
+            TaskOutput::StartValue(0.25)
+        );
+        assert_eq!(s.counters().bytes_written, 10);
+        // Nothing left: a lease call waits, then answers nothing; after
+        // finish() it answers finished.
+        assert!(matches!(
+            s.lease(&a, Duration::from_secs(1)).await.unwrap(),
+            LeaseAnswer::Nothing
+        ));
+        s.finish();
+        assert!(matches!(
+            s.lease(&a, Duration::from_secs(1)).await.unwrap(),
+            LeaseAnswer::Finished
+        ));
+        assert!(s.lease("stranger", Duration::ZERO).await.is_err());
+    }
+
+    #[test]
+    fn lease_timing_is_validated() {
+        let mut c = config();
+        assert!(c.validate().is_ok());
+        c.ttl = Duration::from_millis(1500);
+        assert!(c.validate().unwrap_err().contains("twice"));
+    }
+}

@@ -1,0 +1,185 @@
+//! A job run as a service: take the store's lock, serve the `Coordinator`
+//! gRPC service (and metrics), run the plan through the scheduler, keep the
+//! lock and `status.json` fresh, and stop cleanly at the end, on an error or
+//! on shutdown. `solve2048 coordinator` and the embedded `solve2048 solve`
+//! both run exactly this.
+
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use solve2048_core::task::{layout, JobSpec};
+use tokio::net::TcpListener;
+use tonic::transport::server::TcpIncoming;
+use tonic::transport::{Identity, Server, ServerTlsConfig};
+
+use crate::lock::Lock;
+use crate::plan::{self, Progress, Summary};
+use crate::records::{CoordinatorError, Records};
+use crate::scheduler::{LeaseConfig, Scheduler};
+use crate::service::{make_service, ServiceState};
+use crate::status::{JobInfo, JobState, JobStatus};
+
+/// PEM certificate chain and private key of the server.
+#[derive(Clone)]
+pub struct TlsFiles {
+    /// Certificate chain, PEM.
+    pub cert: Vec<u8>,
+    /// Private key, PEM.
+    pub key: Vec<u8>,
+}
+
+/// How to run the job.
+#[derive(Clone)]
+pub struct ServerConfig {
+    /// The job.
+    pub job: JobSpec,
+    /// The store, as workers must open it (a URL or an absolute path).
+    pub store: String,
+    /// Lease timing.
+    pub lease: LeaseConfig,
+    /// Attempts per task before the job stops.
+    pub max_attempts: u32,
+    /// The shared secret every call must carry.
+    pub token: String,
+    /// Serve TLS with this identity.
+    pub tls: Option<TlsFiles>,
+    /// Replace a live coordinator's lock.
+    pub take_over: bool,
+    /// How often `status.json` is rewritten.
+    pub status_every: Duration,
+}
+
+/// The outcome shown by status documents.
+#[derive(Clone, Default)]
+struct Outcome {
+    state: Option<JobState>,
+    error: Option<String>,
+    start_value: Option<f64>,
+}
+
+fn status_of(info: &JobInfo, scheduler: &Scheduler, outcome: &Mutex<Outcome>) -> JobStatus {
+    let o = outcome.lock().unwrap().clone();
+    JobStatus::new(
+        info,
+        scheduler.snapshot(),
+        o.state.unwrap_or(JobState::Running),
+        o.error,
+        o.start_value,
+        scheduler.states_ahead(),
+    )
+}
+
+/// Run the job on `records`' store, serving workers on `listener` (and
+/// metrics on `metrics`), until it is solved, fails, or `shutdown` resolves.
+pub async fn serve_job(
+    records: Records,
+    listener: TcpListener,
+    metrics: Option<TcpListener>,
+    config: ServerConfig,
+    progress: &(dyn Fn(&Progress) + Sync),
+    shutdown: impl Future<Output = ()>,
+) -> Result<Summary, CoordinatorError> {
+    records.open_job(&config.job).await?;
+    let addr = listener
+        .local_addr()
+        .map(|a| a.to_string())
+        .unwrap_or_default();
+    let mut lock = Lock::acquire(&records, &addr, config.take_over).await?;
+    let scheduler = Arc::new(Scheduler::new(config.lease, lock.epoch()));
+    let info = JobInfo {
+        game: config.job.game.name(),
+        store: config.store.clone(),
+        coordinator: addr.clone(),
+        epoch: lock.epoch(),
+    };
+    let outcome = Arc::new(Mutex::new(Outcome::default()));
+    let status_fn = {
+        let (info, scheduler, outcome) = (info.clone(), scheduler.clone(), outcome.clone());
+        Arc::new(move || {
+            serde_json::to_string(&status_of(&info, &scheduler, &outcome)).unwrap_or_default()
+        })
+    };
+    let state = Arc::new(ServiceState {
+        scheduler: scheduler.clone(),
+        job_json: serde_json::to_string(&config.job).expect("jobs serialize"),
+        store: config.store.clone(),
+        status: status_fn,
+    });
+    let mut builder = Server::builder();
+    if let Some(tls) = &config.tls {
+        builder = builder
+            .tls_config(ServerTlsConfig::new().identity(Identity::from_pem(&tls.cert, &tls.key)))
+            .map_err(|e| CoordinatorError::Serve {
+                reason: format!("TLS setup: {e}"),
+            })?;
+    }
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(
+        builder
+            .add_service(make_service(state, &config.token))
+            // No Nagle delay: leases are small messages that must not wait.
+            .serve_with_incoming_shutdown(
+                TcpIncoming::from(listener).with_nodelay(Some(true)),
+                async {
+                    let _ = stop_rx.await;
+                },
+            ),
+    );
+    let metrics_task = metrics.map(|l| tokio::spawn(crate::metrics::serve(l, scheduler.clone())));
+    tracing::info!(listen = %addr, store = %config.store, game = %info.game, epoch = lock.epoch(), "coordinator serving");
+
+    let write_status = || async {
+        let doc = status_of(&info, &scheduler, &outcome);
+        if let Err(e) = records.put_json(layout::STATUS, &doc).await {
+            tracing::warn!(error = %e, "cannot write status.json");
+        }
+    };
+    let status_loop = async {
+        loop {
+            tokio::time::sleep(config.status_every).await;
+            write_status().await;
+        }
+    };
+    let result = tokio::select! {
+        r = plan::run(records.clone(), config.job, &scheduler, config.max_attempts, progress) => r,
+        e = lock.renew_loop() => Err(e),
+        _ = scheduler.expire_loop(Duration::from_millis(250)) => Err(CoordinatorError::Interrupted),
+        _ = status_loop => Err(CoordinatorError::Interrupted),
+        _ = shutdown => Err(CoordinatorError::Interrupted),
+    };
+    {
+        let mut o = outcome.lock().unwrap();
+        match &result {
+            Ok(s) => {
+                o.state = Some(JobState::Done);
+                o.start_value = Some(s.start_value);
+            }
+            Err(CoordinatorError::Interrupted) => {}
+            Err(e) => {
+                o.state = Some(JobState::Failed);
+                o.error = Some(e.to_string());
+            }
+        }
+    }
+    let interrupted = matches!(result, Err(CoordinatorError::Interrupted));
+    if !interrupted {
+        // Tell the workers the job is over and give them a moment to hear it;
+        // after an interruption they keep waiting for a restarted coordinator.
+        scheduler.finish();
+        let until = tokio::time::Instant::now() + config.lease.heartbeat * 2;
+        while scheduler.workers_not_told() > 0 && tokio::time::Instant::now() < until {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    write_status().await;
+    let _ = stop_tx.send(());
+    let _ = server.await;
+    if let Some(m) = metrics_task {
+        m.abort();
+    }
+    if !matches!(result, Err(CoordinatorError::TakenOver { .. })) {
+        lock.release().await?;
+    }
+    result
+}

@@ -1,0 +1,374 @@
+//! The job's status: per layer and part, tasks pending / leased / done /
+//! failed, states done, rate and ETA; the workers with their last heartbeat
+//! and tasks. The coordinator serves it live and keeps the same document in
+//! the store (`status.json`, rewritten every few seconds), so `status --store`
+//! works while the coordinator is down; `chunks` joins it with the layer
+//! indexes, commit and failure records.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+use solve2048_core::part::PartId;
+use solve2048_core::task::{layout, LayerIndex};
+
+use crate::lock::{unix_ms, LockRecord, STALE_AFTER};
+use crate::plan::Phase;
+use crate::records::{CoordinatorError, FailureRecord, Records};
+use crate::scheduler::{Counters, Snapshot, TaskEntry, TaskState, WorkerEntry};
+
+/// Where the job as a whole stands.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum JobState {
+    /// The coordinator is working on it.
+    Running,
+    /// Solved.
+    Done,
+    /// Stopped on an error (see `error`).
+    Failed,
+}
+
+/// One stage of one part.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PartRow {
+    /// merge, enumerate or solve.
+    pub stage: String,
+    /// Tile sum.
+    pub sum: u32,
+    /// Max tile value.
+    pub max_tile: u32,
+    /// Tasks waiting for a worker.
+    pub pending: u64,
+    /// Tasks leased.
+    pub leased: u64,
+    /// Tasks committed.
+    pub done: u64,
+    /// Tasks failed for good.
+    pub failed: u64,
+    /// States of the committed tasks.
+    pub states_done: u64,
+    /// States of all its tasks (for merges: known once done).
+    pub states_total: u64,
+}
+
+/// The status document.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct JobStatus {
+    /// The game, e.g. "4x4-to-64".
+    pub game: String,
+    /// The store.
+    pub store: String,
+    /// Address the coordinator serves.
+    pub coordinator: String,
+    /// The coordinator's epoch (one more on every start).
+    pub epoch: u32,
+    /// When this was taken, Unix milliseconds.
+    pub updated_unix_ms: u64,
+    /// Running, done or failed.
+    pub state: JobState,
+    /// Why it failed.
+    pub error: Option<String>,
+    /// The current phase.
+    pub phase: Phase,
+    /// Value of the game, once solved.
+    pub start_value: Option<f64>,
+    /// Stages of parts, in the order they ran.
+    pub parts: Vec<PartRow>,
+    /// Workers.
+    pub workers: Vec<WorkerEntry>,
+    /// Counters since this coordinator started.
+    pub counters: Counters,
+    /// States per second over the last minute (enumerate and solve tasks).
+    pub states_per_second: f64,
+    /// States in planned work not yet done (the forward pass plans one layer
+    /// at a time, so during enumeration this covers the current stage only).
+    pub states_remaining: u64,
+    /// states_remaining / states_per_second.
+    pub eta_seconds: Option<f64>,
+    /// Tasks not committed (pending, leased or failed), and committed ones
+    /// that failed on some attempt.
+    pub open_tasks: Vec<TaskEntry>,
+}
+
+/// What the coordinator knows besides the scheduler's snapshot.
+#[derive(Clone, Debug)]
+pub struct JobInfo {
+    /// The game's name.
+    pub game: String,
+    /// The store.
+    pub store: String,
+    /// Address served.
+    pub coordinator: String,
+    /// Epoch.
+    pub epoch: u32,
+}
+
+impl JobStatus {
+    /// Build the document from a scheduler snapshot.
+    pub fn new(
+        info: &JobInfo,
+        snap: Snapshot,
+        state: JobState,
+        error: Option<String>,
+        start_value: Option<f64>,
+        states_ahead: u64,
+    ) -> JobStatus {
+        let mut rows: Vec<PartRow> = Vec::new();
+        let mut index: BTreeMap<(String, u32, u8), usize> = BTreeMap::new();
+        let mut remaining = states_ahead;
+        let mut phase = Phase::Enumerate;
+        for t in &snap.tasks {
+            if t.phase == Phase::Solve {
+                phase = Phase::Solve;
+            }
+            let Some(part) = t.part else { continue };
+            let key = (t.stage.clone(), part.sum, part.max_exp);
+            let i = *index.entry(key).or_insert_with(|| {
+                rows.push(PartRow {
+                    stage: t.stage.clone(),
+                    sum: part.sum,
+                    max_tile: 1 << part.max_exp,
+                    ..PartRow::default()
+                });
+                rows.len() - 1
+            });
+            let row = &mut rows[i];
+            row.states_total += t.states;
+            match t.state {
+                TaskState::Pending => row.pending += 1,
+                TaskState::Leased { .. } => row.leased += 1,
+                TaskState::Failed => row.failed += 1,
+                TaskState::Done => {
+                    row.done += 1;
+                    row.states_done += t.states;
+                }
+            }
+            if t.state != TaskState::Done && (t.stage == "enumerate" || t.stage == "solve") {
+                remaining += t.states;
+            }
+        }
+        let rate = snap.states_per_second;
+        JobStatus {
+            game: info.game.clone(),
+            store: info.store.clone(),
+            coordinator: info.coordinator.clone(),
+            epoch: info.epoch,
+            updated_unix_ms: unix_ms(),
+            state,
+            error,
+            phase,
+            start_value,
+            parts: rows,
+            workers: snap.workers,
+            counters: snap.counters,
+            states_per_second: rate,
+            states_remaining: remaining,
+            eta_seconds: (rate > 0.0).then(|| remaining as f64 / rate),
+            open_tasks: snap
+                .tasks
+                .into_iter()
+                .filter(|t| t.state != TaskState::Done || t.last_error.is_some())
+                .collect(),
+        }
+    }
+}
+
+/// The status as last written to the store, with the coordinator's lock.
+#[derive(Clone, Debug, Serialize)]
+pub struct StoredStatus {
+    /// The document (None before a coordinator first wrote one).
+    pub status: Option<JobStatus>,
+    /// The coordinator lock.
+    pub lock: Option<LockRecord>,
+    /// Whether the lock looks held by a live coordinator.
+    pub coordinator_alive: bool,
+    /// Seconds since the document was written.
+    pub age_seconds: Option<f64>,
+}
+
+/// Read the status from the store (works while the coordinator is down).
+pub async fn read_stored(records: &Records) -> Result<StoredStatus, CoordinatorError> {
+    let status: Option<JobStatus> = records.get_json_opt(layout::STATUS).await?;
+    let lock: Option<LockRecord> = records.get_json_opt(layout::LOCK).await?;
+    let now = unix_ms();
+    let coordinator_alive = lock.as_ref().is_some_and(|l| {
+        l.running && now.saturating_sub(l.renewed_unix_ms) < STALE_AFTER.as_millis() as u64
+    });
+    Ok(StoredStatus {
+        age_seconds: status
+            .as_ref()
+            .map(|s| now.saturating_sub(s.updated_unix_ms) as f64 / 1000.0),
+        status,
+        lock,
+        coordinator_alive,
+    })
+}
+
+/// Where one stage of one chunk stands, for `chunks`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ChunkState {
+    /// Not planned yet.
+    Waiting,
+    /// Waiting for a worker.
+    Pending,
+    /// Leased.
+    Leased,
+    /// Committed.
+    Done,
+    /// Failed for good.
+    Failed,
+}
+
+impl ChunkState {
+    /// Parse a `--state` filter.
+    pub fn parse(s: &str) -> Option<ChunkState> {
+        Some(match s {
+            "waiting" => ChunkState::Waiting,
+            "pending" => ChunkState::Pending,
+            "leased" => ChunkState::Leased,
+            "done" => ChunkState::Done,
+            "failed" => ChunkState::Failed,
+            _ => return None,
+        })
+    }
+}
+
+/// One task of the job as `chunks` lists it: a chunk's enumerate or solve
+/// task, or a merge (which has no chunk yet).
+#[derive(Clone, Debug, Serialize)]
+pub struct ChunkRow {
+    /// The task's key.
+    pub task: String,
+    /// Stage.
+    pub stage: String,
+    /// Part.
+    pub sum: u32,
+    /// Max tile value.
+    pub max_tile: u32,
+    /// Hash group.
+    pub group: Option<u32>,
+    /// Chunk index in the group.
+    pub index: Option<u32>,
+    /// States.
+    pub states: u64,
+    /// Where it stands.
+    pub state: ChunkState,
+    /// Failed attempts recorded.
+    pub failed_attempts: u32,
+    /// The last error.
+    pub last_error: Option<String>,
+    /// The committed objects it reads or wrote.
+    pub objects: Vec<String>,
+}
+
+/// Every chunk task and every unfinished task, from the store alone.
+pub async fn chunk_rows(records: &Records) -> Result<Vec<ChunkRow>, CoordinatorError> {
+    let committed: BTreeSet<String> = records
+        .list("commits")
+        .await?
+        .into_iter()
+        .filter_map(|o| {
+            o.strip_prefix("commits/")
+                .and_then(|k| k.strip_suffix(".json"))
+                .map(str::to_string)
+        })
+        .collect();
+    let mut failures: BTreeMap<String, FailureRecord> = BTreeMap::new();
+    for object in records.list("failures").await? {
+        if let Some(f) = records.get_json_opt::<FailureRecord>(&object).await? {
+            failures.insert(f.task.clone(), f);
+        }
+    }
+    let stored = read_stored(records).await?;
+    let live: BTreeMap<String, TaskEntry> = stored
+        .status
+        .map(|s| s.open_tasks)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|t| (t.key.clone(), t))
+        .collect();
+    let state_of = |key: &str| {
+        if committed.contains(key) {
+            return ChunkState::Done;
+        }
+        match live.get(key).map(|t| &t.state) {
+            Some(TaskState::Pending) => ChunkState::Pending,
+            Some(TaskState::Leased { .. }) => ChunkState::Leased,
+            Some(TaskState::Failed) => ChunkState::Failed,
+            Some(TaskState::Done) => ChunkState::Done,
+            None => ChunkState::Waiting,
+        }
+    };
+    let row = |key: String, stage: &str, part: PartId, chunk: Option<(u32, u32)>, states: u64| {
+        let f = failures.get(&key);
+        ChunkRow {
+            state: state_of(&key),
+            failed_attempts: f.map_or(0, |f| f.attempts),
+            last_error: f.map(|f| f.last_error.clone()),
+            stage: stage.to_string(),
+            sum: part.sum,
+            max_tile: 1 << part.max_exp,
+            group: chunk.map(|c| c.0),
+            index: chunk.map(|c| c.1),
+            states,
+            objects: Vec::new(),
+            task: key,
+        }
+    };
+    let mut rows = Vec::new();
+    let mut listed = BTreeSet::new();
+    let mut sums: Vec<u32> = records
+        .list("layers")
+        .await?
+        .iter()
+        .filter_map(|o| {
+            o.strip_prefix("layers/s")?
+                .strip_suffix(".json")?
+                .parse()
+                .ok()
+        })
+        .collect();
+    sums.sort_unstable();
+    for sum in sums {
+        let index: LayerIndex = records.get_json(&layout::layer_index(sum)).await?;
+        for part in &index.parts {
+            for c in &part.chunks {
+                let id = c.id;
+                let name = format!(
+                    "s{:05}-m{:02}-g{:04}-c{:04}",
+                    id.part.sum, id.part.max_exp, id.group, id.index
+                );
+                for stage in ["enumerate", "solve"] {
+                    let key = format!("{stage}-{name}");
+                    let mut r = row(
+                        key.clone(),
+                        stage,
+                        id.part,
+                        Some((id.group, id.index)),
+                        c.count,
+                    );
+                    r.objects.push(c.states_object());
+                    if stage == "solve" {
+                        if let Some(s) = part.solved.iter().find(|s| s.chunk.id == id) {
+                            r.objects.push(s.values_object());
+                            r.objects.push(s.policy_object());
+                        }
+                    }
+                    listed.insert(key);
+                    rows.push(r);
+                }
+            }
+        }
+    }
+    // Tasks with no chunk in an index yet: merges, and tasks the status knows.
+    for (key, t) in &live {
+        if listed.contains(key) {
+            continue;
+        }
+        let part = t.part.unwrap_or(PartId { sum: 0, max_exp: 0 });
+        let chunk = t.chunk.map(|c| (c.group, c.index));
+        rows.push(row(key.clone(), &t.stage, part, chunk, t.states));
+    }
+    Ok(rows)
+}

@@ -1,0 +1,18 @@
+//! The wire protocol of solve2048: the `Coordinator` gRPC service that
+//! workers pull tasks from and the CLI asks for status, generated at build
+//! time from `solve2048.proto`.
+//!
+//! Tasks and their outputs travel as JSON of the core task model
+//! (`solve2048_core::task`), so the task model has a single definition; the
+//! messages here carry only what the lease protocol itself needs.
+
+#![allow(missing_docs)]
+
+tonic::include_proto!("solve2048.v1");
+
+/// Version of this protocol; a worker of another version is refused at
+/// registration.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// Metadata key of the shared secret on every call.
+pub const TOKEN_HEADER: &str = "authorization";

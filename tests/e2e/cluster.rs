@@ -1,0 +1,333 @@
+//! A coordinator and worker processes on loopback: the same results as the
+//! embedded solve, surviving kill -9 of a worker and of the coordinator, and
+//! refusing wrong tokens and a second coordinator.
+
+use std::io::{Read, Write};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::cli::{bin, chunk_objects, solve_json};
+
+const TOKEN: &str = "test-token-0123456789";
+const GAME: [&str; 4] = ["--board", "3", "--target", "512"];
+const CHUNKS: [&str; 2] = ["--chunk-size", "20000"];
+/// Short leases, so a killed worker's task is re-leased quickly.
+const LEASES: [&str; 4] = ["--lease-seconds", "2", "--heartbeat-seconds", "0.4"];
+
+fn with_token(mut c: Command, token: &str) -> Command {
+    c.env("SOLVE2048_TOKEN", token).env_remove("SOLVE2048_LOG");
+    c
+}
+
+/// A free loopback port.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn coordinator(store: &Path, port: u16, extra: &[&str]) -> Child {
+    let mut c = with_token(bin(), TOKEN);
+    c.arg("coordinator")
+        .args(GAME)
+        .args(CHUNKS)
+        .args(LEASES)
+        .args(["--listen", &format!("127.0.0.1:{port}")])
+        .arg("--store")
+        .arg(store)
+        .arg("--json")
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    c.spawn().unwrap()
+}
+
+fn worker(port: u16, token: &str) -> Child {
+    let mut c = with_token(bin(), token);
+    c.arg("worker")
+        .args(["--coordinator", &format!("http://127.0.0.1:{port}")])
+        .args(["--threads", "1", "--slots", "1", "--give-up-after", "60"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    c.spawn().unwrap()
+}
+
+/// Wait for a child with a deadline; returns (success, stdout, stderr).
+fn finish(mut child: Child, limit: Duration) -> (bool, String, String) {
+    let t0 = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            let mut out = String::new();
+            let mut err = String::new();
+            if let Some(mut o) = child.stdout.take() {
+                o.read_to_string(&mut out).unwrap();
+            }
+            if let Some(mut e) = child.stderr.take() {
+                e.read_to_string(&mut err).unwrap();
+            }
+            return (status.success(), out, err);
+        }
+        if t0.elapsed() > limit {
+            child.kill().unwrap();
+            panic!("process still running after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn commits(store: &Path) -> usize {
+    std::fs::read_dir(store.join("commits")).map_or(0, |r| r.count())
+}
+
+fn wait_for_commits(store: &Path, n: usize) {
+    let t0 = Instant::now();
+    while commits(store) < n {
+        assert!(t0.elapsed() < Duration::from_secs(120), "no progress");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+fn status_json(store: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(store.join("status.json")).unwrap()).unwrap()
+}
+
+/// The embedded solve of the same job, for reference.
+fn reference(dir: &Path) -> (serde_json::Value, std::path::PathBuf) {
+    let store = dir.join("embedded");
+    let args: Vec<&str> = GAME.iter().chain(CHUNKS.iter()).copied().collect();
+    (solve_json(&store, &args), store)
+}
+
+fn assert_same_results(
+    a: &serde_json::Value,
+    a_store: &Path,
+    b: &serde_json::Value,
+    b_store: &Path,
+) {
+    assert_eq!(a["digest"], b["digest"]);
+    assert_eq!(a["states"], b["states"]);
+    assert_eq!(a["start_value"], b["start_value"]);
+    let (x, y) = (chunk_objects(a_store), chunk_objects(b_store));
+    assert_eq!(x.keys().collect::<Vec<_>>(), y.keys().collect::<Vec<_>>());
+    for (k, v) in &x {
+        assert!(v == &y[k], "{k} differs");
+    }
+}
+
+fn metrics(port: u16) -> String {
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    out
+}
+
+#[test]
+fn three_workers_match_the_embedded_solve_and_report_status_and_metrics() {
+    let dir = tempfile::tempdir().unwrap();
+    let (embedded, embedded_store) = reference(dir.path());
+    let store = dir.path().join("cluster");
+    let (port, metrics_port) = (free_port(), free_port());
+    let coord = coordinator(
+        &store,
+        port,
+        &["--metrics", &format!("127.0.0.1:{metrics_port}")],
+    );
+    let workers: Vec<Child> = (0..3).map(|_| worker(port, TOKEN)).collect();
+    wait_for_commits(&store, 200);
+    // Live status, while it runs.
+    let mut status = with_token(bin(), TOKEN);
+    let out = status
+        .args([
+            "status",
+            "--coordinator",
+            &format!("http://127.0.0.1:{port}"),
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let live: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(live["game"], "3x3-to-512");
+    assert_eq!(live["workers"].as_array().unwrap().len(), 3);
+    let m = metrics(metrics_port);
+    assert!(m.starts_with("HTTP/1.1 200"), "{m}");
+    assert!(m.contains("solve2048_workers_alive 3"), "{m}");
+    assert!(m.contains("solve2048_tasks{state=\"done\"}"), "{m}");
+    let (ok, stdout, stderr) = finish(coord, Duration::from_secs(300));
+    assert!(ok, "coordinator failed: {stderr}");
+    for w in workers {
+        let (ok, _, stderr) = finish(w, Duration::from_secs(30));
+        assert!(ok, "worker failed: {stderr}");
+    }
+    let cluster: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_same_results(&embedded, &embedded_store, &cluster, &store);
+    // Offline status and chunks, from the store alone.
+    let out = bin()
+        .args(["status", "--store"])
+        .arg(&store)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("done") && text.contains("coordinator stopped cleanly"),
+        "{text}"
+    );
+    let out = bin()
+        .args(["chunks", "--store"])
+        .arg(&store)
+        .args(["--sum", "40", "--json"])
+        .output()
+        .unwrap();
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = rows.as_array().unwrap();
+    assert!(!rows.is_empty());
+    assert!(rows.iter().all(|r| r["state"] == "done" && r["sum"] == 40));
+}
+
+#[test]
+fn a_worker_killed_mid_task_has_its_task_re_leased() {
+    let dir = tempfile::tempdir().unwrap();
+    let (embedded, embedded_store) = reference(dir.path());
+    let store = dir.path().join("cluster");
+    let port = free_port();
+    let coord = coordinator(&store, port, &[]);
+    let mut victim = worker(port, TOKEN);
+    // Let the victim alone take a task, then kill it while it holds it.
+    let t0 = Instant::now();
+    loop {
+        let out = with_token(bin(), TOKEN)
+            .args([
+                "status",
+                "--coordinator",
+                &format!("http://127.0.0.1:{port}"),
+                "--json",
+            ])
+            .output()
+            .unwrap();
+        if out.status.success() {
+            let s: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            let holding = s["workers"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|w| !w["tasks"].as_array().unwrap().is_empty());
+            if holding && s["counters"]["tasks_run"].as_u64().unwrap() > 20 {
+                break;
+            }
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "the worker never held a task"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    victim.kill().unwrap(); // SIGKILL
+    victim.wait().unwrap();
+    let survivors: Vec<Child> = (0..2).map(|_| worker(port, TOKEN)).collect();
+    let (ok, stdout, stderr) = finish(coord, Duration::from_secs(300));
+    assert!(ok, "coordinator failed: {stderr}");
+    for w in survivors {
+        assert!(finish(w, Duration::from_secs(30)).0);
+    }
+    let cluster: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_same_results(&embedded, &embedded_store, &cluster, &store);
+    let counters = &status_json(&store)["counters"];
+    assert!(
+        counters["leases_expired"].as_u64().unwrap() >= 1,
+        "{counters}"
+    );
+}
+
+#[test]
+fn a_coordinator_killed_and_restarted_recomputes_nothing_committed() {
+    let dir = tempfile::tempdir().unwrap();
+    let (embedded, embedded_store) = reference(dir.path());
+    let store = dir.path().join("cluster");
+    let port = free_port();
+    let mut coord = coordinator(&store, port, &[]);
+    let workers: Vec<Child> = (0..2).map(|_| worker(port, TOKEN)).collect();
+    wait_for_commits(&store, 600);
+    coord.kill().unwrap(); // SIGKILL
+    coord.wait().unwrap();
+    // Workers cannot commit without a coordinator: this count is final.
+    std::thread::sleep(Duration::from_millis(300));
+    let committed = commits(&store) as u64;
+    let coord = coordinator(&store, port, &[]);
+    let (ok, stdout, stderr) = finish(coord, Duration::from_secs(300));
+    assert!(ok, "restarted coordinator failed: {stderr}");
+    for w in workers {
+        let (ok, _, stderr) = finish(w, Duration::from_secs(30));
+        assert!(ok, "worker failed: {stderr}");
+    }
+    let resumed: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_same_results(&embedded, &embedded_store, &resumed, &store);
+    assert_eq!(
+        resumed["tasks_skipped"].as_u64().unwrap(),
+        committed,
+        "every committed task was skipped, none recomputed"
+    );
+    assert_eq!(
+        resumed["tasks_skipped"].as_u64().unwrap() + resumed["tasks_run"].as_u64().unwrap(),
+        embedded["tasks_run"].as_u64().unwrap()
+    );
+}
+
+#[test]
+fn wrong_tokens_and_a_second_coordinator_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("cluster");
+    let port = free_port();
+    let coord = coordinator(&store, port, &[]);
+    // Wait until it serves.
+    let t0 = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(t0.elapsed() < Duration::from_secs(30));
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let (ok, _, stderr) = finish(worker(port, "wrong-token"), Duration::from_secs(30));
+    assert!(!ok && stderr.contains("missing or wrong token"), "{stderr}");
+    assert!(
+        !stderr.contains("wrong-token"),
+        "the token leaked: {stderr}"
+    );
+    let out = with_token(bin(), "wrong-token")
+        .args([
+            "status",
+            "--coordinator",
+            &format!("http://127.0.0.1:{port}"),
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("missing or wrong token"));
+    let out = bin()
+        .env_remove("SOLVE2048_TOKEN")
+        .args([
+            "worker",
+            "--coordinator",
+            &format!("http://127.0.0.1:{port}"),
+        ])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no token: set SOLVE2048_TOKEN"));
+    // A second coordinator on the same store is refused while the first lives.
+    let second = coordinator(&store, free_port(), &[]);
+    let (ok, _, stderr) = finish(second, Duration::from_secs(30));
+    assert!(
+        !ok && stderr.contains("in use by a running coordinator"),
+        "{stderr}"
+    );
+    // The first still works: let one worker finish the job.
+    assert!(finish(worker(port, TOKEN), Duration::from_secs(300)).0);
+    let (ok, _, stderr) = finish(coord, Duration::from_secs(60));
+    assert!(ok, "{stderr}");
+}

@@ -1,0 +1,496 @@
+//! A worker process: registers with the coordinator, pulls tasks as leases,
+//! keeps them alive with heartbeats, runs them with [`Worker`] and reports
+//! the outputs.
+//!
+//! - A coordinator that cannot be reached is retried with backoff (it may be
+//!   restarting) for up to `give_up_after`.
+//! - A coordinator that no longer knows this worker (it restarted) gets a new
+//!   registration; tasks in flight are abandoned, since their leases died
+//!   with the old coordinator.
+//! - A lease the coordinator says is lost is abandoned at once; a result it
+//!   refuses (stale lease) has its outputs deleted: they were written under
+//!   this attempt's own names, so no one else's output is touched.
+//! - On shutdown (SIGTERM) it leases nothing more, lets running tasks finish
+//!   for up to `drain`, then hands the remaining leases back.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use solve2048_core::chunk::FORMAT_VERSION;
+use solve2048_core::task::{AttemptId, JobSpec, Task, TaskOutput};
+use solve2048_proto as pb;
+use solve2048_proto::coordinator_client::CoordinatorClient;
+use tokio::sync::{watch, Notify};
+use tonic::codegen::InterceptedService;
+use tonic::service::Interceptor;
+use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint};
+use tonic::{Code, Request, Status};
+use tracing::Instrument;
+
+use crate::exec::Worker;
+use crate::store::{Store, StoreError};
+
+/// How a worker process runs.
+#[derive(Clone)]
+pub struct AgentConfig {
+    /// The coordinator's URL: `http://HOST:PORT`, or `https://` with TLS.
+    pub coordinator: String,
+    /// The shared secret.
+    pub token: String,
+    /// CA certificate (PEM) to trust for `https://`.
+    pub tls_ca: Option<Vec<u8>>,
+    /// Kernel threads (reported to the coordinator).
+    pub threads: u32,
+    /// Tasks run at once.
+    pub slots: u32,
+    /// For people: host and process.
+    pub name: String,
+    /// Give up after the coordinator has been unreachable this long.
+    pub give_up_after: Duration,
+    /// On shutdown, how long running tasks may finish before their leases
+    /// are handed back.
+    pub drain: Duration,
+}
+
+/// What a worker process did.
+#[derive(Clone, Copy, Debug, Default, serde::Serialize)]
+pub struct AgentReport {
+    /// Tasks whose outputs the coordinator accepted.
+    pub completed: u64,
+    /// Tasks that failed here.
+    pub failed: u64,
+    /// Results refused (stale lease) or abandoned (lost lease).
+    pub abandoned: u64,
+    /// Leases handed back on shutdown.
+    pub released: u64,
+    /// Registrations (more than one after a coordinator restart).
+    pub registrations: u64,
+}
+
+/// Why a worker process stopped with an error.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    /// A bad coordinator URL or TLS setting.
+    #[error("cannot connect to {url}: {reason}")]
+    Connect {
+        /// The URL.
+        url: String,
+        /// Why.
+        reason: String,
+    },
+    /// The coordinator refused this worker for good.
+    #[error("the coordinator refused this worker: {0}")]
+    Refused(String),
+    /// The coordinator stayed unreachable.
+    #[error("the coordinator at {url} has been unreachable for {seconds} s; giving up (last error: {last})")]
+    Unreachable {
+        /// The URL.
+        url: String,
+        /// Seconds.
+        seconds: u64,
+        /// The last error.
+        last: String,
+    },
+    /// The job or store the coordinator names cannot be used.
+    #[error("the coordinator's job cannot be run here: {0}")]
+    Job(String),
+    /// The store could not be opened.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Adds the shared secret to every call (the token is never logged).
+#[derive(Clone)]
+pub struct AddToken(tonic::metadata::MetadataValue<tonic::metadata::Ascii>);
+
+impl Interceptor for AddToken {
+    fn call(&mut self, mut req: Request<()>) -> Result<Request<()>, Status> {
+        req.metadata_mut().insert(pb::TOKEN_HEADER, self.0.clone());
+        Ok(req)
+    }
+}
+
+/// A client of the coordinator service.
+pub type Client = CoordinatorClient<InterceptedService<Channel, AddToken>>;
+
+/// Connect (lazily) to the coordinator at `url` with `token`.
+pub fn connect(url: &str, token: &str, tls_ca: Option<&[u8]>) -> Result<Client, AgentError> {
+    let err = |reason: String| AgentError::Connect {
+        url: url.to_string(),
+        reason,
+    };
+    let mut endpoint = Endpoint::from_shared(url.to_string())
+        .map_err(|e| err(e.to_string()))?
+        .connect_timeout(Duration::from_secs(5))
+        .timeout(Duration::from_secs(60));
+    if url.starts_with("https://") {
+        let mut tls = ClientTlsConfig::new().with_native_roots();
+        if let Some(ca) = tls_ca {
+            tls = tls.ca_certificate(Certificate::from_pem(ca));
+        }
+        endpoint = endpoint.tls_config(tls).map_err(|e| err(e.to_string()))?;
+    }
+    let value = format!("Bearer {token}")
+        .parse()
+        .map_err(|_| err("the token has characters not allowed in a header".into()))?;
+    Ok(
+        CoordinatorClient::with_interceptor(endpoint.connect_lazy(), AddToken(value))
+            .max_decoding_message_size(256 << 20)
+            .max_encoding_message_size(256 << 20),
+    )
+}
+
+/// Whether an error means "try again later" rather than "stop".
+fn transient(s: &Status) -> bool {
+    matches!(
+        s.code(),
+        Code::Unavailable
+            | Code::DeadlineExceeded
+            | Code::Unknown
+            | Code::Internal
+            | Code::Cancelled
+    )
+}
+
+/// How one registration (session) ended.
+enum SessionEnd {
+    /// The job is over, or this worker is shutting down.
+    Done,
+    /// The coordinator forgot us (restarted): register again.
+    Lost,
+}
+
+struct Shared {
+    client: Client,
+    config: AgentConfig,
+    report: Mutex<AgentReport>,
+    /// Shutdown requested: lease nothing more.
+    stopping: AtomicBool,
+    /// Set after the drain period: hand leases back now.
+    hand_back: watch::Receiver<bool>,
+    /// Tracks unreachability for giving up.
+    unreachable_since: Mutex<Option<tokio::time::Instant>>,
+}
+
+impl Shared {
+    /// Note a transient failure; Err once the coordinator has been
+    /// unreachable for too long.
+    async fn backoff(&self, status: &Status, attempt: &mut u32) -> Result<(), AgentError> {
+        let since = *self
+            .unreachable_since
+            .lock()
+            .unwrap()
+            .get_or_insert_with(tokio::time::Instant::now);
+        if since.elapsed() > self.config.give_up_after {
+            return Err(AgentError::Unreachable {
+                url: self.config.coordinator.clone(),
+                seconds: since.elapsed().as_secs(),
+                last: status.message().to_string(),
+            });
+        }
+        *attempt = (*attempt + 1).min(6);
+        let delay = Duration::from_millis(100 << *attempt);
+        tracing::debug!(error = %status.message(), ?delay, "coordinator unreachable; retrying");
+        tokio::time::sleep(delay).await;
+        Ok(())
+    }
+
+    fn reachable(&self) {
+        *self.unreachable_since.lock().unwrap() = None;
+    }
+}
+
+/// Run a worker process until the job is over, an unrecoverable error, or
+/// `shutdown` resolves (then drain and hand back).
+pub async fn run_agent(
+    config: AgentConfig,
+    shutdown: impl Future<Output = ()>,
+) -> Result<AgentReport, AgentError> {
+    let client = connect(&config.coordinator, &config.token, config.tls_ca.as_deref())?;
+    let (hand_back_tx, hand_back) = watch::channel(false);
+    let shared = Arc::new(Shared {
+        client,
+        config,
+        report: Mutex::new(AgentReport::default()),
+        stopping: AtomicBool::new(false),
+        hand_back,
+        unreachable_since: Mutex::new(None),
+    });
+    let work = async {
+        let mut worker: Option<(String, JobSpec, Arc<Worker>)> = None;
+        loop {
+            let reg = register(&shared).await?;
+            let job: JobSpec = serde_json::from_str(&reg.job_json)
+                .map_err(|e| AgentError::Job(format!("unreadable job: {e}")))?;
+            let w = match &worker {
+                Some((store, j, w)) if *store == reg.store && *j == job => w.clone(),
+                Some(_) => {
+                    return Err(AgentError::Job(
+                        "the coordinator now runs another job or store".into(),
+                    ))
+                }
+                None => {
+                    let store = Store::open(&reg.store)?;
+                    let w = Arc::new(Worker::new(store, job));
+                    worker = Some((reg.store.clone(), job, w.clone()));
+                    w
+                }
+            };
+            tracing::info!(worker = %reg.worker_id, game = %job.game.name(), store = %reg.store, "registered");
+            match session(&shared, &w, &reg).await? {
+                SessionEnd::Done => return Ok(()),
+                SessionEnd::Lost => {
+                    tracing::warn!("the coordinator no longer knows this worker; registering again")
+                }
+            }
+        }
+    };
+    let drain = shared.config.drain;
+    let stop = async {
+        shutdown.await;
+        tracing::info!(
+            ?drain,
+            "shutting down: no new tasks; running ones may finish"
+        );
+        shared.stopping.store(true, Ordering::SeqCst);
+        tokio::time::sleep(drain).await;
+        let _ = hand_back_tx.send(true);
+        std::future::pending::<()>().await;
+    };
+    tokio::select! {
+        r = work => r?,
+        _ = stop => unreachable!(),
+    }
+    let report = *shared.report.lock().unwrap();
+    Ok(report)
+}
+
+async fn register(shared: &Shared) -> Result<pb::RegisterReply, AgentError> {
+    let c = &shared.config;
+    let mut attempt = 0;
+    loop {
+        let req = pb::RegisterRequest {
+            protocol_version: pb::PROTOCOL_VERSION,
+            format_version: FORMAT_VERSION as u32,
+            name: c.name.clone(),
+            threads: c.threads,
+            slots: c.slots,
+        };
+        match shared.client.clone().register(req).await {
+            Ok(r) => {
+                shared.reachable();
+                shared.report.lock().unwrap().registrations += 1;
+                return Ok(r.into_inner());
+            }
+            Err(s) if transient(&s) => shared.backoff(&s, &mut attempt).await?,
+            Err(s) => return Err(AgentError::Refused(s.message().to_string())),
+        }
+    }
+}
+
+/// Leases this session holds, with the signal that abandons each.
+type Held = Mutex<HashMap<u64, Arc<Notify>>>;
+
+async fn session(
+    shared: &Arc<Shared>,
+    worker: &Arc<Worker>,
+    reg: &pb::RegisterReply,
+) -> Result<SessionEnd, AgentError> {
+    let held: Arc<Held> = Arc::new(Mutex::new(HashMap::new()));
+    let end: Mutex<Option<SessionEnd>> = Mutex::new(None);
+    let set_end = |e: SessionEnd| {
+        if matches!(e, SessionEnd::Lost) {
+            // The leases died with the coordinator that issued them.
+            for n in held.lock().unwrap().values() {
+                n.notify_one();
+            }
+        }
+        let mut slot = end.lock().unwrap();
+        if slot.is_none() {
+            *slot = Some(e);
+        }
+    };
+    let heartbeat = async {
+        let every = Duration::from_millis(reg.heartbeat_ms.max(100));
+        let mut attempt = 0;
+        loop {
+            tokio::time::sleep(every).await;
+            let ids: Vec<u64> = held.lock().unwrap().keys().copied().collect();
+            let req = pb::HeartbeatRequest {
+                worker_id: reg.worker_id.clone(),
+                lease_ids: ids,
+            };
+            match shared.client.clone().heartbeat(req).await {
+                Ok(r) => {
+                    shared.reachable();
+                    attempt = 0;
+                    let r = r.into_inner();
+                    for id in r.lost_lease_ids {
+                        if let Some(n) = held.lock().unwrap().get(&id) {
+                            tracing::warn!(lease = %AttemptId(id), "lease lost; abandoning its task");
+                            n.notify_one();
+                        }
+                    }
+                    if r.job_finished {
+                        set_end(SessionEnd::Done);
+                    }
+                }
+                Err(s) if s.code() == Code::NotFound => set_end(SessionEnd::Lost),
+                Err(s) if transient(&s) => shared.backoff(&s, &mut attempt).await?,
+                Err(s) => return Err(AgentError::Refused(s.message().to_string())),
+            }
+        }
+    };
+    let slots = (0..shared.config.slots.max(1))
+        .map(|_| slot_loop(shared, worker, &reg.worker_id, &held, &set_end, &end));
+    let runners = futures::future::try_join_all(slots);
+    let r: Result<(), AgentError> = tokio::select! {
+        r = runners => r.map(|_| ()),
+        r = heartbeat => r,
+    };
+    r?;
+    let ended = end.lock().unwrap().take();
+    Ok(ended.unwrap_or(SessionEnd::Done))
+}
+
+/// One slot: lease, run, report, until the session ends.
+async fn slot_loop(
+    shared: &Arc<Shared>,
+    worker: &Arc<Worker>,
+    worker_id: &str,
+    held: &Arc<Held>,
+    set_end: &(dyn Fn(SessionEnd) + Sync),
+    end: &Mutex<Option<SessionEnd>>,
+) -> Result<(), AgentError> {
+    let mut attempt = 0;
+    loop {
+        if end.lock().unwrap().is_some() || shared.stopping.load(Ordering::SeqCst) {
+            if shared.stopping.load(Ordering::SeqCst) {
+                set_end(SessionEnd::Done);
+            }
+            return Ok(());
+        }
+        let req = pb::LeaseRequest {
+            worker_id: worker_id.to_string(),
+            wait_ms: 5_000,
+        };
+        let reply = match shared.client.clone().lease(req).await {
+            Ok(r) => {
+                shared.reachable();
+                attempt = 0;
+                r.into_inner()
+            }
+            Err(s) if s.code() == Code::NotFound => {
+                set_end(SessionEnd::Lost);
+                return Ok(());
+            }
+            Err(s) if transient(&s) => {
+                shared.backoff(&s, &mut attempt).await?;
+                continue;
+            }
+            Err(s) => return Err(AgentError::Refused(s.message().to_string())),
+        };
+        if reply.job_finished {
+            set_end(SessionEnd::Done);
+            return Ok(());
+        }
+        let Some(lease) = reply.lease else { continue };
+        let span =
+            tracing::info_span!("task", key = %lease.task_key, lease = %AttemptId(lease.lease_id));
+        run_lease(shared, worker, worker_id, held, lease)
+            .instrument(span)
+            .await?;
+    }
+}
+
+/// How a leased task ended here.
+enum Ran {
+    Output(TaskOutput),
+    Failed(String),
+    Abandoned,
+    HandBack,
+}
+
+async fn run_lease(
+    shared: &Arc<Shared>,
+    worker: &Arc<Worker>,
+    worker_id: &str,
+    held: &Arc<Held>,
+    lease: pb::Lease,
+) -> Result<(), AgentError> {
+    let id = AttemptId(lease.lease_id);
+    let lost = Arc::new(Notify::new());
+    held.lock().unwrap().insert(lease.lease_id, lost.clone());
+    let ran = match serde_json::from_str::<Task>(&lease.task_json) {
+        Err(e) => Ran::Failed(format!("unreadable task: {e}")),
+        Ok(task) => {
+            let mut hand_back = shared.hand_back.clone();
+            tokio::select! {
+                r = worker.run(&task, id) => match r {
+                    Ok(out) => Ran::Output(out),
+                    Err(e) => Ran::Failed(e.to_string()),
+                },
+                _ = lost.notified() => Ran::Abandoned,
+                _ = hand_back.wait_for(|&b| b) => Ran::HandBack,
+            }
+        }
+    };
+    held.lock().unwrap().remove(&lease.lease_id);
+    let client = || shared.client.clone();
+    let mut attempt = 0;
+    match ran {
+        Ran::Output(out) => loop {
+            let req = pb::CompleteRequest {
+                worker_id: worker_id.to_string(),
+                lease_id: id.0,
+                output_json: serde_json::to_string(&out).expect("outputs serialize"),
+                bytes_written: worker.store().take_bytes_written(),
+            };
+            match client().complete(req).await {
+                Ok(r) => {
+                    shared.reachable();
+                    let r = r.into_inner();
+                    if r.accepted {
+                        shared.report.lock().unwrap().completed += 1;
+                    } else {
+                        tracing::warn!(reason = %r.reason, "result refused; deleting its outputs");
+                        shared.report.lock().unwrap().abandoned += 1;
+                        for object in out.objects() {
+                            let _ = worker.store().delete(&object).await;
+                        }
+                    }
+                    return Ok(());
+                }
+                Err(s) if transient(&s) => shared.backoff(&s, &mut attempt).await?,
+                Err(s) => {
+                    tracing::warn!(error = %s.message(), "cannot report a result");
+                    return Ok(());
+                }
+            }
+        },
+        Ran::Failed(error) => {
+            tracing::warn!(%error, "task failed");
+            shared.report.lock().unwrap().failed += 1;
+            let req = pb::FailRequest {
+                worker_id: worker_id.to_string(),
+                lease_id: id.0,
+                error,
+            };
+            // If this is lost, the lease lapses and the task is retried anyway.
+            let _ = client().fail(req).await;
+        }
+        Ran::Abandoned => shared.report.lock().unwrap().abandoned += 1,
+        Ran::HandBack => {
+            shared.report.lock().unwrap().released += 1;
+            let req = pb::ReleaseRequest {
+                worker_id: worker_id.to_string(),
+                lease_id: id.0,
+            };
+            let _ = client().release(req).await;
+        }
+    }
+    Ok(())
+}
