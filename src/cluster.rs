@@ -160,6 +160,7 @@ pub async fn run_embedded(
         tls_ca: None,
         threads: threads as u32,
         slots: threads.max(2) as u32,
+        cache: None,
         name: process_name(),
         give_up_after: Duration::from_secs(30),
         drain: Duration::ZERO,
@@ -336,6 +337,9 @@ pub struct WorkerArgs {
     /// remote store; a local store is read in place).
     #[arg(long)]
     cache_dir: Option<PathBuf>,
+    /// Most GiB the cache holds; least recently used chunks go first.
+    #[arg(long, default_value_t = 8.0)]
+    cache_gib: f64,
     #[command(flatten)]
     token: TokenArgs,
     /// CA certificate (PEM) to trust for an https:// coordinator.
@@ -357,16 +361,21 @@ pub struct WorkerArgs {
 pub fn worker(args: WorkerArgs) -> anyhow::Result<()> {
     let threads = crate::cli::start_threads(args.threads)?;
     anyhow::ensure!(args.slots >= 1, "--slots must be at least 1");
-    if let Some(dir) = &args.cache_dir {
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("creating the cache directory {}", dir.display()))?;
-    }
+    anyhow::ensure!(
+        args.cache_gib.is_finite() && args.cache_gib >= 0.0,
+        "--cache-gib must be 0 or more"
+    );
+    let cache = args
+        .cache_dir
+        .clone()
+        .map(|dir| (dir, (args.cache_gib * (1u64 << 30) as f64) as u64));
     let config = AgentConfig {
         coordinator: args.coordinator.clone(),
         token: args.token.token()?,
         tls_ca: args.tls_ca.as_deref().map(read_file).transpose()?,
         threads: threads as u32,
         slots: args.slots,
+        cache,
         name: process_name(),
         give_up_after: Duration::from_secs(args.give_up_after),
         drain: Duration::from_secs(args.drain_seconds),

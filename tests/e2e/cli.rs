@@ -150,10 +150,10 @@ fn bad_input_gets_clear_errors() {
     );
     fails_with(
         &solve(
-            Path::new("s3://bucket/x"),
+            Path::new("gs://bucket/x"),
             &["--board", "2", "--target", "8"],
         ),
-        "not supported by this build",
+        "the gs:// scheme is not supported",
     );
 }
 

@@ -6,4 +6,5 @@ mod cli;
 mod cluster;
 mod figures;
 mod resume;
+mod s3;
 mod use_solution;

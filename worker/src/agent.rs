@@ -30,6 +30,7 @@ use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint};
 use tonic::{Code, Request, Status};
 use tracing::Instrument;
 
+use crate::cache::ChunkCache;
 use crate::exec::Worker;
 use crate::store::{Store, StoreError};
 
@@ -48,6 +49,8 @@ pub struct AgentConfig {
     pub slots: u32,
     /// For people: host and process.
     pub name: String,
+    /// Local cache of fetched chunks: directory and budget in bytes.
+    pub cache: Option<(std::path::PathBuf, u64)>,
     /// Give up after the coordinator has been unreachable this long.
     pub give_up_after: Duration,
     /// On shutdown, how long running tasks may finish before their leases
@@ -233,7 +236,13 @@ pub async fn run_agent(
                     ))
                 }
                 None => {
-                    let store = Store::open(&reg.store)?;
+                    let mut store = Store::open(&reg.store)?;
+                    if let Some((dir, bytes)) = &shared.config.cache {
+                        let cache = ChunkCache::open(dir, *bytes).map_err(|e| {
+                            AgentError::Job(format!("cache {}: {e}", dir.display()))
+                        })?;
+                        store = store.with_cache(cache);
+                    }
                     let w = Arc::new(Worker::new(store, job));
                     worker = Some((reg.store.clone(), job, w.clone()));
                     w

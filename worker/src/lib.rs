@@ -5,10 +5,12 @@
 //! - [`solution`]: answering questions from a solved store (query, play).
 //! - [`agent`]: a worker process: leases tasks from the coordinator over
 //!   gRPC, heartbeats, runs them with [`exec::Worker`], reports outputs.
+//! - [`cache`]: a bounded local cache of fetched chunks (`--cache-dir`).
 //! - [`exec`]: [`exec::Worker`], which runs one [`solve2048_core::task::Task`]
 //!   (reads its inputs, runs the core kernel on rayon, writes its outputs).
 
 pub mod agent;
+pub mod cache;
 pub mod exec;
 pub mod solution;
 pub mod store;

@@ -1,19 +1,72 @@
-//! The object store behind a job: a local directory by default.
+//! The object store behind a job: a local directory by default, or an
+//! S3-compatible bucket (`s3://BUCKET/PREFIX`).
 //!
-//! Every write is a single `put` of a complete object: the local backend
-//! writes a temporary file and renames it into place, so a reader sees either
-//! no object or the whole one, never a torn write. Readers verify each chunk's
-//! header and checksums and name the object they reject.
+//! Every write makes a complete object visible at once: the local backend
+//! writes a temporary file and renames it into place; S3 puts (and multipart
+//! uploads, on completion) are atomic. A reader sees either no object or the
+//! whole one, never a torn write. Readers verify each chunk's header and
+//! checksums and name the object they reject.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use bytes::Bytes;
+use object_store::aws::AmazonS3;
+use object_store::aws::AmazonS3Builder;
 use object_store::local::LocalFileSystem;
 use object_store::path::Path as ObjectPath;
+use object_store::prefix::PrefixStore;
+use object_store::{BackoffConfig, RetryConfig, WriteMultipart};
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 use solve2048_core::chunk::{self, ChunkHeader, FormatError};
+
+use crate::cache::{cacheable, ChunkCache};
+
+/// Objects at least this large are uploaded in parts.
+const MULTIPART_FROM: usize = 32 << 20;
+
+/// Size of one uploaded part.
+const PART_SIZE: usize = 16 << 20;
+
+/// A local directory, created if needed and checked writable now, so an
+/// unwritable store fails before any work.
+fn open_local(dir: &str) -> Result<LocalFileSystem, String> {
+    let path = Path::new(dir);
+    std::fs::create_dir_all(path).map_err(|e| e.to_string())?;
+    let probe = path.join(".write-probe");
+    std::fs::write(&probe, b"ok").map_err(|e| format!("not writable: {e}"))?;
+    let _ = std::fs::remove_file(&probe);
+    LocalFileSystem::new_with_prefix(path).map_err(|e| e.to_string())
+}
+
+/// An S3 bucket (and prefix), from `BUCKET/PREFIX` and the `AWS_*`
+/// environment. Transient errors (timeouts, 5xx, refused connections) are
+/// retried with exponential backoff for up to five minutes per request, so a
+/// server restart only pauses the job.
+fn open_s3(rest: &str) -> Result<PrefixStore<AmazonS3>, String> {
+    let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
+    if bucket.is_empty() {
+        return Err("no bucket: use s3://BUCKET/PREFIX".into());
+    }
+    let retry = RetryConfig {
+        backoff: BackoffConfig {
+            init_backoff: Duration::from_millis(200),
+            max_backoff: Duration::from_secs(15),
+            base: 2.0,
+        },
+        max_retries: 40,
+        retry_timeout: Duration::from_secs(300),
+    };
+    let s3 = AmazonS3Builder::from_env()
+        .with_bucket_name(bucket)
+        .with_retry(retry)
+        .build()
+        // object_store's messages name settings, never secret values.
+        .map_err(|e| e.to_string())?;
+    Ok(PrefixStore::new(s3, prefix.trim_end_matches('/')))
+}
 
 /// Errors reading or writing the store.
 #[derive(Debug, thiserror::Error)]
@@ -64,35 +117,42 @@ pub struct Store {
     inner: Arc<dyn ObjectStore>,
     location: String,
     written: Arc<AtomicU64>,
+    cache: Option<Arc<ChunkCache>>,
 }
 
 impl Store {
-    /// Open a store: a local directory (created if needed) or a `file://` URL.
+    /// Open a store: a local directory (created if needed), a `file://` URL,
+    /// or `s3://BUCKET/PREFIX` configured the standard way from `AWS_*`
+    /// variables (credentials, `AWS_REGION`, `AWS_ENDPOINT_URL`,
+    /// `AWS_ALLOW_HTTP=true` for a local server,
+    /// `AWS_VIRTUAL_HOSTED_STYLE_REQUEST=false` for path-style addressing).
     pub fn open(location: &str) -> Result<Store, StoreError> {
         let open_err = |reason: String| StoreError::Open {
             location: location.to_string(),
             reason,
         };
-        if let Some((scheme, _)) = location.split_once("://") {
-            if scheme != "file" {
+        let inner: Arc<dyn ObjectStore> = match location.split_once("://") {
+            Some(("s3", rest)) => Arc::new(open_s3(rest).map_err(open_err)?),
+            Some(("file", dir)) => Arc::new(open_local(dir).map_err(open_err)?),
+            Some((scheme, _)) => {
                 return Err(open_err(format!(
-                    "the {scheme}:// scheme is not supported by this build; use a local directory"
-                )));
+                    "the {scheme}:// scheme is not supported; use a local directory or s3://BUCKET/PREFIX"
+                )))
             }
-        }
-        let dir = location.strip_prefix("file://").unwrap_or(location);
-        let path = Path::new(dir);
-        std::fs::create_dir_all(path).map_err(|e| open_err(e.to_string()))?;
-        // Probe writability now, so an unwritable store fails before any work.
-        let probe = path.join(".write-probe");
-        std::fs::write(&probe, b"ok").map_err(|e| open_err(format!("not writable: {e}")))?;
-        let _ = std::fs::remove_file(&probe);
-        let fs = LocalFileSystem::new_with_prefix(path).map_err(|e| open_err(e.to_string()))?;
+            None => Arc::new(open_local(location).map_err(open_err)?),
+        };
         Ok(Store {
-            inner: Arc::new(fs),
+            inner,
             location: location.to_string(),
             written: Arc::new(AtomicU64::new(0)),
+            cache: None,
         })
+    }
+
+    /// Keep fetched states and values chunks in `cache` as well.
+    pub fn with_cache(mut self, cache: ChunkCache) -> Store {
+        self.cache = Some(Arc::new(cache));
+        self
     }
 
     /// The location it was opened from.
@@ -110,18 +170,28 @@ impl Store {
         self.written.swap(0, Ordering::Relaxed)
     }
 
-    /// Write a whole object atomically.
+    /// Write a whole object atomically: one put, or for a large object a
+    /// multipart upload, which becomes visible only when it completes.
     pub async fn put(&self, object: &str, bytes: Vec<u8>) -> Result<(), StoreError> {
         self.written
             .fetch_add(bytes.len() as u64, Ordering::Relaxed);
-        self.inner
-            .put(&ObjectPath::from(object), PutPayload::from(bytes))
-            .await
-            .map(|_| ())
-            .map_err(|source| StoreError::Write {
-                object: object.to_string(),
-                source,
-            })
+        let path = ObjectPath::from(object);
+        let err = |source| StoreError::Write {
+            object: object.to_string(),
+            source,
+        };
+        if bytes.len() < MULTIPART_FROM {
+            self.inner
+                .put(&path, PutPayload::from(bytes))
+                .await
+                .map_err(err)?;
+            return Ok(());
+        }
+        let upload = self.inner.put_multipart(&path).await.map_err(err)?;
+        let mut parts = WriteMultipart::new_with_chunk_size(upload, PART_SIZE);
+        parts.write(&bytes);
+        parts.finish().await.map_err(err)?;
+        Ok(())
     }
 
     /// Read a whole object, or `None` if it does not exist.
@@ -169,11 +239,27 @@ impl Store {
         expect: &ChunkHeader,
         decode: fn(&[u8], &ChunkHeader) -> Result<T, FormatError>,
     ) -> Result<T, StoreError> {
+        let cache = self.cache.as_ref().filter(|_| cacheable(object));
+        if let Some(c) = cache {
+            if let Some(bytes) = c.get(object) {
+                match decode(&bytes, expect) {
+                    Ok(v) => return Ok(v),
+                    Err(e) => {
+                        tracing::warn!(object, error = %e, "damaged cache entry dropped");
+                        c.remove(object);
+                    }
+                }
+            }
+        }
         let bytes = self.get_required(object).await?;
-        decode(&bytes, expect).map_err(|source| StoreError::Rejected {
+        let value = decode(&bytes, expect).map_err(|source| StoreError::Rejected {
             object: object.to_string(),
             source,
-        })
+        })?;
+        if let Some(c) = cache {
+            c.put(object, &bytes);
+        }
+        Ok(value)
     }
 
     /// Read and verify sorted keys (states or a run).
