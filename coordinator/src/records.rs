@@ -90,6 +90,9 @@ pub enum CoordinatorError {
     },
 }
 
+/// How long a failing delete is retried before the error stands.
+const DELETE_RETRY_FOR: std::time::Duration = std::time::Duration::from_secs(300);
+
 /// Access to the records of one store.
 #[derive(Clone)]
 pub struct Records {
@@ -135,13 +138,30 @@ impl Records {
     }
 
     /// Delete an object; a missing one is fine.
+    ///
+    /// object_store retries gets, lists and puts through a server outage, but
+    /// not deletes (S3's DELETE and bulk-delete POST are not flagged
+    /// idempotent, so a connection reset fails at once). Deleting is
+    /// idempotent here, so failures are retried with the same backoff for up
+    /// to [`DELETE_RETRY_FOR`].
     pub async fn delete(&self, object: &str) -> Result<(), CoordinatorError> {
-        match self.store.delete(&Path::from(object)).await {
-            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
-            Err(e) => Err(CoordinatorError::Store {
-                object: object.to_string(),
-                reason: e.to_string(),
-            }),
+        let start = std::time::Instant::now();
+        let mut backoff = std::time::Duration::from_millis(200);
+        loop {
+            match self.store.delete(&Path::from(object)).await {
+                Ok(()) | Err(object_store::Error::NotFound { .. }) => return Ok(()),
+                Err(e) if start.elapsed() < DELETE_RETRY_FOR => {
+                    tracing::warn!(object, error = %e, ?backoff, "delete failed; retrying");
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(std::time::Duration::from_secs(15));
+                }
+                Err(e) => {
+                    return Err(CoordinatorError::Store {
+                        object: object.to_string(),
+                        reason: e.to_string(),
+                    })
+                }
+            }
         }
     }
 
