@@ -46,6 +46,18 @@ enum Command {
     ExportPolicy(ExportArgs),
     /// Draw the state space: states by tile sum per max tile, values by layer.
     Plot(PlotArgs),
+    /// Read back every solved chunk and check it against the job's summary.
+    Verify(VerifyArgs),
+}
+
+#[derive(clap::Args)]
+struct VerifyArgs {
+    /// The solved store (a directory or s3://BUCKET/PREFIX).
+    #[arg(long)]
+    store: String,
+    /// Print one JSON object on stdout.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(clap::Args)]
@@ -157,6 +169,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Occupancy(args) => occupancy(args),
         Command::ExportPolicy(args) => export_policy(args),
         Command::Plot(args) => plot(args),
+        Command::Verify(args) => verify(args),
     }
 }
 
@@ -440,6 +453,43 @@ fn play(args: PlayArgs) -> anyhow::Result<()> {
             args.games,
             solution.game().name(),
             moves as f64 / k
+        );
+    }
+    Ok(())
+}
+
+fn verify(args: VerifyArgs) -> anyhow::Result<()> {
+    let rt = runtime()?;
+    let solution = rt.block_on(Solution::open(open_existing(&args.store)?))?;
+    let total = solution.summary().states.max(1);
+    let mut seen = 0u64;
+    let mut last_shown = 0u64;
+    let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let verified = rt.block_on(solution.verify(|sum, states| {
+        seen += states;
+        if tty && (seen - last_shown) * 100 >= total {
+            last_shown = seen;
+            eprint!("\rverifying layer {sum}: {seen} of {total} states");
+        }
+    }));
+    if tty {
+        eprintln!();
+    }
+    let verified = verified?;
+    if args.json {
+        let mut v = serde_json::to_value(&verified)?;
+        v["game"] = solution.game().name().into();
+        v["ok"] = true.into();
+        println!("{v}");
+    } else {
+        println!(
+            "{} in {}: OK, {} layers, {} chunks, {} states, digest {} (checksums, order and totals verified)",
+            solution.game().name(),
+            args.store,
+            verified.layers,
+            verified.chunks,
+            verified.states,
+            verified.digest
         );
     }
     Ok(())

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use crate::cli::{bin, command_json, command_ok, fails_with, solve_json};
+use crate::cli::{bin, command_json, command_ok, fails_with, object_named, solve_json};
 
 fn query(store: &Path, board: &str) -> serde_json::Value {
     command_json("query", store, &["--board", board])
@@ -194,4 +194,34 @@ fn plot_draws_every_max_tile_and_the_value_map() {
         &plot(&dir.path().join("space.jpg")),
         "must end in .svg or .png",
     );
+}
+
+#[test]
+fn verify_reads_back_every_chunk_and_names_a_damaged_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = dir.path().join("s");
+    let solved = solve_json(
+        &s,
+        &["--board", "3", "--target", "16", "--chunk-size", "500"],
+    );
+    let v = command_json("verify", &s, &[]);
+    assert_eq!(v["ok"], true);
+    assert_eq!(v["states"], solved["states"]);
+    assert_eq!(v["digest"], solved["digest"]);
+    let chunks: u64 = solved["parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["chunks"].as_u64().unwrap())
+        .sum();
+    assert_eq!(v["chunks"].as_u64().unwrap(), chunks);
+    // One flipped byte in one values chunk: refused, and the object named.
+    let path = object_named(&s, "values/s00030/m03/g0000-c0000-a");
+    let name = path.strip_prefix(&s).unwrap().to_string_lossy().to_string();
+    let mut bytes = std::fs::read(&path).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0x55;
+    std::fs::write(&path, bytes).unwrap();
+    let out = bin().args(["verify", "--store"]).arg(&s).output().unwrap();
+    fails_with(&out, &format!("rejected {name}: payload checksum mismatch"));
 }
