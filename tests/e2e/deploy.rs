@@ -82,21 +82,24 @@ impl Accepted {
     }
 }
 
-/// The `--long` flags named in a help text.
+/// The `--long` flags a help text lists: those that open an option line
+/// (`      --store <STORE>`, `  -h, --help`), not those its prose mentions.
 fn long_flags(help: &str) -> BTreeSet<String> {
-    let mut out = BTreeSet::new();
-    let mut rest = help;
-    while let Some(i) = rest.find("--") {
-        let name: String = rest[i + 2..]
-            .chars()
-            .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
-            .collect();
-        if !name.is_empty() {
-            out.insert(format!("--{name}"));
-        }
-        rest = &rest[i + 2 + name.len()..];
-    }
-    out
+    help.lines()
+        .filter_map(|line| {
+            let line = line.trim_start();
+            let line = match line.strip_prefix('-') {
+                Some(short) if !short.starts_with('-') => short.get(3..)?.trim_start(),
+                _ => line,
+            };
+            let name: String = line
+                .strip_prefix("--")?
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+                .collect();
+            (!name.is_empty()).then(|| format!("--{name}"))
+        })
+        .collect()
 }
 
 /// Whether `word` names the binary: `solve2048` or a path ending in it.
@@ -358,10 +361,12 @@ fn secret_in(line: &str) -> Option<String> {
             return Some(format!("{name} has a value that is not a placeholder"));
         }
     }
-    // Runs that look like key material.
-    for run in line.split(|c: char| !(c.is_ascii_alphanumeric() || "+/=".contains(c))) {
+    // Runs that look like key material: hex, or base64 (padding aside) mixing
+    // cases and digits. A run that starts with `/` is a path.
+    for run in line.split(|c: char| !(c.is_ascii_alphanumeric() || "+/".contains(c))) {
         let hex = run.chars().filter(char::is_ascii_hexdigit).count() == run.len();
-        let mixed = run.chars().any(|c| c.is_ascii_uppercase())
+        let mixed = !run.starts_with('/')
+            && run.chars().any(|c| c.is_ascii_uppercase())
             && run.chars().any(|c| c.is_ascii_lowercase())
             && run.chars().any(|c| c.is_ascii_digit());
         if (hex && run.len() >= 20) || (mixed && run.len() >= 32) {
@@ -481,6 +486,11 @@ fn deploy_checker_reports_unknown_flags_and_subcommands() {
     );
     let bad = accepted.check(&inv("no-such-subcommand", &["--store", "s"]));
     assert!(bad[0].contains("is not a subcommand"), "{bad:?}");
+    let help = "      --store <STORE>  The store (see --in-prose)\n  -h, --help  Print help\n";
+    assert_eq!(
+        long_flags(help).into_iter().collect::<Vec<_>>(),
+        ["--help", "--store"]
+    );
 }
 
 #[test]
@@ -536,6 +546,7 @@ fn deploy_secret_check_flags_real_looking_values() {
         "  --from-literal=AWS_ACCESS_KEY_ID=... --from-literal=AWS_SECRET_ACCESS_KEY=...",
         "# SOLVE2048_TOKEN, the AWS_* settings of an S3 store, SOLVE2048_STORE.",
         "AWS_REGION=garage",
+        "ExecStart=/usr/local/bin/solve2048 worker --coordinator ${SOLVE2048_COORDINATOR}",
     ] {
         assert_eq!(secret_in(line), None, "{line}");
     }
