@@ -1,9 +1,10 @@
 //! End-to-end tests of the `solve2048` binary on a local store: published
-//! figures, determinism, resume after kill -9, bad input, and a coordinator
-//! with worker processes on loopback.
+//! figures, determinism, resume after kill -9, bad input, a coordinator
+//! with worker processes on loopback, and the command lines in `deploy/`.
 
 mod cli;
 mod cluster;
+mod deploy;
 mod figures;
 mod resume;
 mod s3;
