@@ -5,6 +5,7 @@
 mod cli;
 mod cluster;
 mod figures;
+mod plan;
 mod resume;
 mod s3;
 mod use_solution;
