@@ -3,6 +3,8 @@
 //! the store, and resumes from those records.
 //!
 //! Modules:
+//! - [`capacity`]: the resource plan of a job before it runs: states per
+//!   layer (exact or estimated), worker memory, store size, duration.
 //! - [`records`]: the job manifest, per-task commit and failure records.
 //! - [`lock`]: the coordinator lock, so one coordinator runs a job at a time.
 //! - [`plan`]: the forward and backward passes over layers, parts and chunks.
@@ -12,6 +14,7 @@
 //! - [`metrics`]: the Prometheus endpoint.
 //! - [`server`]: a whole job run as a service.
 
+pub mod capacity;
 pub mod lock;
 pub mod metrics;
 pub mod plan;

@@ -14,7 +14,9 @@ use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 use serde::Serialize;
 use solve2048_core::chunk::FORMAT_VERSION;
-use solve2048_core::task::{layout, JobManifest, JobSpec, ManifestError, Task, TaskOutput};
+use solve2048_core::task::{
+    layout, JobManifest, JobSpec, LayerIndex, ManifestError, Task, TaskOutput,
+};
 
 /// Errors of the coordinator.
 #[derive(Debug, thiserror::Error)]
@@ -68,6 +70,20 @@ pub enum CoordinatorError {
     TakenOver {
         /// Who holds it now.
         holder: String,
+    },
+    /// The store holds no job (no `job.json`).
+    #[error("store {location} holds no solve2048 job (no job.json)")]
+    NoJob {
+        /// Store location.
+        location: String,
+    },
+    /// A setting no job or cluster can have.
+    #[error("{setting} {reason}")]
+    BadSetting {
+        /// The flag.
+        setting: String,
+        /// What is wrong with it.
+        reason: String,
     },
     /// Stopped by a signal or a shutdown request; rerun the same command to resume.
     #[error("interrupted; run the same command again to resume")]
@@ -254,6 +270,27 @@ impl Records {
     ) -> Result<(), CoordinatorError> {
         self.put(object, serde_json::to_vec_pretty(value).unwrap())
             .await
+    }
+
+    /// Every layer index in the store (`layers/sSSSSS.json`), by tile sum.
+    pub async fn layer_indexes(&self) -> Result<Vec<LayerIndex>, CoordinatorError> {
+        let mut sums: Vec<u32> = self
+            .list("layers")
+            .await?
+            .iter()
+            .filter_map(|o| {
+                o.strip_prefix("layers/s")?
+                    .strip_suffix(".json")?
+                    .parse()
+                    .ok()
+            })
+            .collect();
+        sums.sort_unstable();
+        let mut out = Vec::with_capacity(sums.len());
+        for sum in sums {
+            out.push(self.get_json(&layout::layer_index(sum)).await?);
+        }
+        Ok(out)
     }
 
     /// Read the job manifest, if any.

@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 use solve2048_core::part::PartId;
-use solve2048_core::task::{layout, LayerIndex};
+use solve2048_core::task::layout;
 
 use crate::lock::{unix_ms, LockRecord, STALE_AFTER};
 use crate::plan::Phase;
@@ -318,20 +318,7 @@ pub async fn chunk_rows(records: &Records) -> Result<Vec<ChunkRow>, CoordinatorE
     };
     let mut rows = Vec::new();
     let mut listed = BTreeSet::new();
-    let mut sums: Vec<u32> = records
-        .list("layers")
-        .await?
-        .iter()
-        .filter_map(|o| {
-            o.strip_prefix("layers/s")?
-                .strip_suffix(".json")?
-                .parse()
-                .ok()
-        })
-        .collect();
-    sums.sort_unstable();
-    for sum in sums {
-        let index: LayerIndex = records.get_json(&layout::layer_index(sum)).await?;
+    for index in records.layer_indexes().await? {
         for part in &index.parts {
             for c in &part.chunks {
                 let id = c.id;

@@ -8,6 +8,12 @@
 
 use crate::part::mix;
 
+/// Slots of a table sized for `capacity` states: 1.5 times the capacity, at
+/// least 16.
+fn slot_count(capacity: usize) -> usize {
+    (capacity.max(1) * 3).div_ceil(2).max(16)
+}
+
 /// Map from canonical state to value for one layer.
 pub struct ValueTable {
     slots: Vec<(u64, f64)>,
@@ -18,12 +24,22 @@ pub struct ValueTable {
 impl ValueTable {
     /// An empty table sized for `capacity` states.
     pub fn with_capacity(capacity: usize) -> ValueTable {
-        let want = (capacity.max(1) * 3).div_ceil(2).max(16);
         ValueTable {
-            slots: vec![(0, 0.0); want],
+            slots: vec![(0, 0.0); slot_count(capacity)],
             len: 0,
             capacity: capacity.max(1),
         }
+    }
+
+    /// Heap bytes a table sized for `capacity` states allocates: what
+    /// capacity planning charges a worker for one layer's table.
+    pub fn bytes_for(capacity: usize) -> u64 {
+        (slot_count(capacity) * std::mem::size_of::<(u64, f64)>()) as u64
+    }
+
+    /// Heap bytes this table holds.
+    pub fn heap_bytes(&self) -> u64 {
+        (self.slots.capacity() * std::mem::size_of::<(u64, f64)>()) as u64
     }
 
     /// Number of states held.
@@ -117,5 +133,15 @@ mod tests {
         t.insert(7919, 0.5);
         assert_eq!(t.get(7919), Some(0.5));
         assert_eq!(t.len(), 1000);
+    }
+
+    #[test]
+    fn planned_bytes_are_the_allocation() {
+        for n in [0usize, 1, 10, 1000, 123_457] {
+            let t = ValueTable::with_capacity(n);
+            assert_eq!(ValueTable::bytes_for(n), t.heap_bytes(), "capacity {n}");
+        }
+        // 16-byte slots, 1.5 slots per state.
+        assert_eq!(ValueTable::bytes_for(1_000_000), 24_000_000);
     }
 }

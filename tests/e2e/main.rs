@@ -6,6 +6,7 @@ mod cli;
 mod cluster;
 mod deploy;
 mod figures;
+mod plan;
 mod resume;
 mod s3;
 mod use_solution;
