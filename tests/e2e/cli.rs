@@ -62,7 +62,7 @@ pub fn solve(store: &Path, args: &[&str]) -> Output {
 /// (`-a` and 16 hex digits), which differs between runs. Panics if one
 /// output exists in two copies (an uncommitted attempt left behind).
 pub fn chunk_objects(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    let mut out = BTreeMap::new();
+    let mut files = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
         for e in std::fs::read_dir(&d).unwrap() {
@@ -72,16 +72,31 @@ pub fn chunk_objects(dir: &Path) -> BTreeMap<String, Vec<u8>> {
                 continue;
             }
             let rel = p.strip_prefix(dir).unwrap().to_string_lossy().to_string();
-            let Some(stem) = rel.strip_suffix(".chunk") else {
-                continue;
-            };
-            let logical = match stem.rfind("-a") {
-                Some(i) if stem.len() - i == 18 => format!("{}.chunk", &stem[..i]),
-                _ => panic!("{rel} has no attempt tag"),
-            };
-            let old = out.insert(logical, std::fs::read(&p).unwrap());
-            assert!(old.is_none(), "two copies of the output {rel}");
+            if rel.ends_with(".chunk") {
+                files.push((rel, std::fs::read(&p).unwrap()));
+            }
         }
+    }
+    logical_chunks(files)
+}
+
+/// The chunk objects among `objects` (name relative to the store root,
+/// bytes) by their names without the attempt tag, as `chunk_objects` gives
+/// them; other objects are skipped. Panics on two copies of one output.
+pub fn logical_chunks(
+    objects: impl IntoIterator<Item = (String, Vec<u8>)>,
+) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    for (rel, bytes) in objects {
+        let Some(stem) = rel.strip_suffix(".chunk") else {
+            continue;
+        };
+        let logical = match stem.rfind("-a") {
+            Some(i) if stem.len() - i == 18 => format!("{}.chunk", &stem[..i]),
+            _ => panic!("{rel} has no attempt tag"),
+        };
+        let old = out.insert(logical, bytes);
+        assert!(old.is_none(), "two copies of the output {rel}");
     }
     out
 }
