@@ -741,12 +741,11 @@ fn render_plan(p: &solve2048_coordinator::capacity::Plan) -> String {
     let _ = writeln!(o, "\nworker memory:");
     let _ = writeln!(
         o,
-        "  solve peak {} (starting layer {}: loading layer {} while {} and {} are cached; steady tables {})",
+        "  solve peak {} (starting layer {}: loading layer {} while {} is cached; steady tables {})",
         human_bytes(m.solve_peak_bytes),
         m.solve_peak_sum,
         m.solve_peak_sum + 2,
         m.solve_peak_sum + 4,
-        m.solve_peak_sum + 6,
         human_bytes(m.solve_tables_bytes)
     );
     let _ = writeln!(

@@ -9,8 +9,9 @@
 //!   parts (max tile 16 and above) are *estimated* by a model calibrated on
 //!   published figures; see [`estimate_part`].
 //! - **Memory of a worker**, from the code: the solve of layer S holds the
-//!   value tables of layers S+2 and S+4 ([`ValueTable::bytes_for`]), and it
-//!   loads S+2 while S+4 and S+6 are still cached ([`Memory`]).
+//!   value tables of layers S+2 and S+4 ([`ValueTable::bytes_for`]); it
+//!   drops S+6 before loading S+2 and streams chunks into the table
+//!   ([`Memory`]).
 //! - **Store size**, from bytes per state measured on real stores.
 //! - **Duration**, from per-core rates measured end to end, assuming
 //!   near-linear scaling across workers and threads.
@@ -441,9 +442,9 @@ impl Cluster {
 pub struct Memory {
     /// Peak of the solve: the layer whose solve stage begins it.
     pub solve_peak_sum: u32,
-    /// Peak bytes of the solve: loading layer S+2 (its value table and, until
-    /// built, its states and values, 16 bytes each) while the tables of S+4
-    /// and S+6 are still cached, plus one chunk's working set per slot.
+    /// Peak bytes of the solve: the tables of S+2 and S+4, the chunks read
+    /// ahead while S+2's table is built, and one chunk's working set per
+    /// slot.
     pub solve_peak_bytes: u64,
     /// The steady part of it: the tables of S+2 and S+4 that every solve task
     /// of layer S looks successors up in.
@@ -463,10 +464,14 @@ fn table_bytes(states: u64) -> u64 {
     ValueTable::bytes_for(states as usize)
 }
 
-/// Bytes per state of a layer being loaded into a table, beyond the table:
-/// every chunk's states (u64) and values (f64) are read before the table is
-/// built (`worker/src/exec.rs`, `load_layer`).
+/// Bytes per state of the chunks read ahead while a layer's table is built:
+/// states (u64) and values (f64) of [`LOAD_IN_FLIGHT`] chunks
+/// (`worker/src/exec.rs`, `load_layer`, which inserts each chunk as it
+/// arrives).
 const LOAD_BYTES_PER_STATE: u64 = 16;
+
+/// Chunks read ahead while a layer's table is built (the worker's setting).
+const LOAD_IN_FLIGHT: u64 = 4;
 
 /// Bytes per state of a solve task's working set: its states (8), the
 /// kernel's (value, action) results (16), the values (8) and actions (1), and
@@ -521,8 +526,9 @@ pub fn memory(layers: &[LayerCount], game: &Game, cluster: &Cluster) -> Memory {
     let (mut peak_sum, mut peak, mut tables) = (0, 0, 0);
     for l in layers {
         let s = l.sum;
-        let loading = table_bytes(n_of(s + 2)) + LOAD_BYTES_PER_STATE * n_of(s + 2);
-        let cached = table_bytes(n_of(s + 4)) + table_bytes(n_of(s + 6));
+        let loading = table_bytes(n_of(s + 2))
+            + LOAD_IN_FLIGHT * LOAD_BYTES_PER_STATE * chunk.min(n_of(s + 2));
+        let cached = table_bytes(n_of(s + 4));
         let bytes = loading + cached + solve_task;
         if bytes > peak {
             (peak_sum, peak) = (s, bytes);
@@ -977,12 +983,11 @@ mod tests {
         };
         let m = memory(&rows, &g, &c);
         let heap = |n: usize| ValueTable::with_capacity(n).heap_bytes();
-        // Starting layer 10: load 12 (table and 16 bytes a state of input)
-        // while 14 and 16 are cached; or starting 12: load 14, cache 16, 18.
-        let start = |load: usize, a: usize, b: usize| {
-            heap(load) + 16 * load as u64 + heap(a) + heap(b) + 1000 * 42
-        };
-        let want = start(7000, 30_000, 9000).max(start(30_000, 9000, 100));
+        // Starting layer 12: tables of 14 and 16, four chunks (of 1000
+        // states, 16 bytes each) read ahead while 14 loads, one solve task.
+        let start =
+            |load: usize, cached: usize| heap(load) + 4 * 16 * 1000 + heap(cached) + 1000 * 42;
+        let want = start(7000, 30_000).max(start(30_000, 9000));
         assert_eq!(m.solve_peak_bytes, want);
         assert_eq!(m.solve_peak_sum, 12);
         assert_eq!(m.solve_tables_bytes, heap(30_000) + heap(9000));
@@ -1012,10 +1017,14 @@ mod tests {
     }
 
     #[test]
-    fn four_by_four_to_64_does_not_fit_64_gib() {
-        let p = plan(&game(4, 64), &cluster(), &[]).unwrap();
+    fn four_by_four_to_64_does_not_fit_32_gib() {
+        let small = Cluster {
+            worker_memory_bytes: 32 << 30,
+            ..cluster()
+        };
+        let p = plan(&game(4, 64), &small, &[]).unwrap();
         assert_eq!(p.states, 40_652_843_433);
-        assert!(p.memory.solve_peak_bytes > 64 << 30);
+        assert!(p.memory.solve_peak_bytes > 32 << 30);
         // 4x4 to 32 on the measured 2 threads takes its measured solve time.
         let p32 = plan(
             &game(4, 32),

@@ -72,9 +72,13 @@ fn held_by_other(lock: &LockRecord) -> bool {
     if age > STALE_AFTER.as_millis() as u64 {
         return false;
     }
-    if lock.host == host_name() && lock.pid != std::process::id() {
-        // Same host: alive exactly when its process is.
-        return std::path::Path::new(&format!("/proc/{}", lock.pid)).exists();
+    if lock.host == host_name() {
+        // Same host: alive exactly when its process is. Our own pid means a
+        // dead predecessor whose pid we reuse (a restarted container, where
+        // the coordinator is pid 1 every time): this is only called before
+        // we hold the lock.
+        return lock.pid != std::process::id()
+            && std::path::Path::new(&format!("/proc/{}", lock.pid)).exists();
     }
     true
 }
@@ -195,6 +199,8 @@ mod tests {
         assert!(!held_by_other(&record(1, "some-other-host", 60_000)));
         // A pid beyond the kernel's limit is never alive.
         assert!(!held_by_other(&record(u32::MAX - 1, &host_name(), 0)));
+        // Our own pid on our host: a predecessor that had the same pid.
+        assert!(!held_by_other(&record(std::process::id(), &host_name(), 0)));
         let mut stopped = record(1, "some-other-host", 0);
         stopped.running = false;
         assert!(!held_by_other(&stopped));

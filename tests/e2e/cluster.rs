@@ -201,9 +201,19 @@ fn a_worker_killed_mid_task_has_its_task_re_leased() {
     let port = free_port();
     let coord = coordinator(&store, port, &[]);
     let mut victim = worker(port, TOKEN);
-    // Let the victim alone take a task, then kill it while it holds it.
-    let t0 = Instant::now();
-    loop {
+    // Let the victim alone run a few tasks, then freeze it (SIGSTOP) and ask
+    // the coordinator whether it holds a lease: frozen, it cannot finish
+    // one, so the answer stays true until the kill. Tasks take milliseconds,
+    // so killing without freezing first could land between two leases.
+    let signal = |sig: &str| {
+        let ok = Command::new("kill")
+            .args([sig, &victim.id().to_string()])
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "kill {sig} failed");
+    };
+    let live_status = || -> Option<serde_json::Value> {
         let out = with_token(bin(), TOKEN)
             .args([
                 "status",
@@ -213,22 +223,33 @@ fn a_worker_killed_mid_task_has_its_task_re_leased() {
             ])
             .output()
             .unwrap();
-        if out.status.success() {
-            let s: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-            let holding = s["workers"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .any(|w| !w["tasks"].as_array().unwrap().is_empty());
-            if holding && s["counters"]["tasks_run"].as_u64().unwrap() > 20 {
-                break;
-            }
-        }
+        out.status
+            .success()
+            .then(|| serde_json::from_slice(&out.stdout).unwrap())
+    };
+    let t0 = Instant::now();
+    loop {
         assert!(
-            t0.elapsed() < Duration::from_secs(60),
+            t0.elapsed() < Duration::from_secs(120),
             "the worker never held a task"
         );
         std::thread::sleep(Duration::from_millis(10));
+        match live_status() {
+            Some(s) if s["counters"]["tasks_run"].as_u64().unwrap() > 20 => {}
+            _ => continue,
+        }
+        signal("-STOP");
+        let holding = live_status().is_some_and(|s| {
+            s["workers"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|w| !w["tasks"].as_array().unwrap().is_empty())
+        });
+        if holding {
+            break;
+        }
+        signal("-CONT");
     }
     victim.kill().unwrap(); // SIGKILL
     victim.wait().unwrap();

@@ -54,6 +54,9 @@ pub enum WorkerError {
     },
 }
 
+/// Chunks of a layer read ahead while its value table is being built.
+pub const LOAD_IN_FLIGHT: usize = 4;
+
 /// Loaded value tables of layers, shared by concurrent solve tasks; each
 /// layer is loaded once.
 type LayerCache = BTreeMap<u32, Arc<OnceCell<Arc<ValueTable>>>>;
@@ -288,8 +291,11 @@ impl Worker {
         next: &[SolvedRef],
     ) -> Result<TaskOutput, WorkerError> {
         let sum = chunk.id.part.sum;
-        let tables = self.tables(next).await?;
+        // Drop layer S+6 before loading S+2: stages run one layer at a time,
+        // so no task of this worker needs S+6 again, and holding it while
+        // S+2 loads would add a whole table to the peak.
         self.evict_above(sum + 4);
+        let tables = self.tables(next).await?;
         let empty = Arc::new(ValueTable::with_capacity(1));
         let plus2 = tables
             .get(&(sum + 2))
@@ -373,23 +379,22 @@ impl Worker {
         for c in &chunks {
             reads.push(self.read_solved(*c));
         }
-        let pieces: Vec<(Vec<u64>, Vec<f64>)> = futures::stream::iter(reads)
-            .buffered(4)
-            .try_collect()
-            .await?;
-        let table = tokio::task::spawn_blocking(move || {
-            let mut table = ValueTable::with_capacity(total as usize);
-            for (states, values) in pieces {
+        // Insert each chunk as it arrives, so that besides the table only
+        // the chunks in flight are held (not a second copy of the layer).
+        let mut pieces = futures::stream::iter(reads).buffered(LOAD_IN_FLIGHT);
+        let mut table = ValueTable::with_capacity(total as usize);
+        while let Some((states, values)) = pieces.try_next().await? {
+            table = tokio::task::spawn_blocking(move || {
                 for (s, v) in states.into_iter().zip(values) {
                     table.insert(s, v);
                 }
-            }
-            table
-        })
-        .await
-        .map_err(|_| WorkerError::Panic {
-            task: "load layer".into(),
-        })?;
+                table
+            })
+            .await
+            .map_err(|_| WorkerError::Panic {
+                task: "load layer".into(),
+            })?;
+        }
         Ok(Arc::new(table))
     }
 }
