@@ -33,7 +33,7 @@ fn query_answers_hand_checked_2x2_boards() {
     assert_eq!(t["best"], "down");
     assert!(close(&t["actions"]["down"], 0.9) && close(&t["actions"]["right"], 0.1));
     assert_eq!(
-        query(&s16, &t["hex"].as_str().unwrap().to_string())["best"],
+        query(&s16, t["hex"].as_str().unwrap())["best"],
         "down"
     );
 

@@ -463,7 +463,7 @@ impl Solution {
         let n = self.game.size();
         let starts = solve2048_core::spawn::Starts::new(n);
         let mut pending: BTreeMap<u32, HashMap<u64, f64>> = BTreeMap::new();
-        for (&s, _) in &starts.weights {
+        for &s in starts.weights.keys() {
             *pending
                 .entry(Board(s).tile_sum())
                 .or_default()
