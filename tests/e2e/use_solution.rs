@@ -32,10 +32,7 @@ fn query_answers_hand_checked_2x2_boards() {
     let t = query(&s16, "8 2 / 4 .");
     assert_eq!(t["best"], "down");
     assert!(close(&t["actions"]["down"], 0.9) && close(&t["actions"]["right"], 0.1));
-    assert_eq!(
-        query(&s16, t["hex"].as_str().unwrap())["best"],
-        "down"
-    );
+    assert_eq!(query(&s16, t["hex"].as_str().unwrap())["best"], "down");
 
     let s8 = dir.path().join("2-8");
     solve_json(&s8, &["--board", "2", "--target", "8"]);
