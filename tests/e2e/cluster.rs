@@ -55,6 +55,19 @@ fn worker(port: u16, token: &str) -> Child {
     c.spawn().unwrap()
 }
 
+/// `status --coordinator ... --json` against the coordinator on `port`.
+fn live_status(port: u16) -> std::process::Output {
+    with_token(bin(), TOKEN)
+        .args([
+            "status",
+            "--coordinator",
+            &format!("http://127.0.0.1:{port}"),
+            "--json",
+        ])
+        .output()
+        .unwrap()
+}
+
 /// Wait for a child with a deadline; returns (success, stdout, stderr).
 fn finish(mut child: Child, limit: Duration) -> (bool, String, String) {
     let t0 = Instant::now();
@@ -140,16 +153,7 @@ fn three_workers_match_the_embedded_solve_and_report_status_and_metrics() {
     let workers: Vec<Child> = (0..3).map(|_| worker(port, TOKEN)).collect();
     wait_for_commits(&store, 200);
     // Live status, while it runs.
-    let mut status = with_token(bin(), TOKEN);
-    let out = status
-        .args([
-            "status",
-            "--coordinator",
-            &format!("http://127.0.0.1:{port}"),
-            "--json",
-        ])
-        .output()
-        .unwrap();
+    let out = live_status(port);
     assert!(
         out.status.success(),
         "{}",
@@ -213,16 +217,8 @@ fn a_worker_killed_mid_task_has_its_task_re_leased() {
             .success();
         assert!(ok, "kill {sig} failed");
     };
-    let live_status = || -> Option<serde_json::Value> {
-        let out = with_token(bin(), TOKEN)
-            .args([
-                "status",
-                "--coordinator",
-                &format!("http://127.0.0.1:{port}"),
-                "--json",
-            ])
-            .output()
-            .unwrap();
+    let status_now = || -> Option<serde_json::Value> {
+        let out = live_status(port);
         out.status
             .success()
             .then(|| serde_json::from_slice(&out.stdout).unwrap())
@@ -234,12 +230,12 @@ fn a_worker_killed_mid_task_has_its_task_re_leased() {
             "the worker never held a task"
         );
         std::thread::sleep(Duration::from_millis(10));
-        match live_status() {
+        match status_now() {
             Some(s) if s["counters"]["tasks_run"].as_u64().unwrap() > 20 => {}
             _ => continue,
         }
         signal("-STOP");
-        let holding = live_status().is_some_and(|s| {
+        let holding = status_now().is_some_and(|s| {
             s["workers"]
                 .as_array()
                 .unwrap()
