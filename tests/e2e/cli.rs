@@ -46,6 +46,15 @@ pub fn command_json(sub: &str, store: &Path, args: &[&str]) -> serde_json::Value
     serde_json::from_slice(&out.stdout).expect("exactly one JSON object on stdout")
 }
 
+/// A free loopback port.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
 /// Run `solve2048 solve --json` with `args` on `store`.
 pub fn solve(store: &Path, args: &[&str]) -> Output {
     bin()

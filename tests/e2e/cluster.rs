@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::cli::{bin, chunk_objects, solve_json};
+use crate::cli::{bin, chunk_objects, free_port, solve_json};
 
 const TOKEN: &str = "test-token-0123456789";
 const GAME: [&str; 4] = ["--board", "3", "--target", "512"];
@@ -18,15 +18,6 @@ const LEASES: [&str; 4] = ["--lease-seconds", "2", "--heartbeat-seconds", "0.4"]
 fn with_token(mut c: Command, token: &str) -> Command {
     c.env("SOLVE2048_TOKEN", token).env_remove("SOLVE2048_LOG");
     c
-}
-
-/// A free loopback port.
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 fn coordinator(store: &Path, port: u16, extra: &[&str]) -> Child {

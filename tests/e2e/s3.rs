@@ -19,7 +19,7 @@ use object_store::aws::{AmazonS3, AmazonS3Builder};
 use object_store::path::Path as ObjectPath;
 use object_store::{BackoffConfig, ObjectStore, ObjectStoreExt, PutPayload, RetryConfig};
 
-use crate::cli::{bin, chunk_objects, logical_chunks, solve_json};
+use crate::cli::{bin, chunk_objects, free_port, logical_chunks, solve_json};
 
 /// Credentials in the shape Garage requires (`GK` + 24 hex, 64 hex), which
 /// s3s-fs accepts as well.
@@ -76,14 +76,6 @@ struct S3Server {
     child: Option<Child>,
     client: AmazonS3,
     runtime: tokio::runtime::Runtime,
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 impl S3Server {

@@ -204,15 +204,22 @@ impl Solution {
     }
 
     async fn chunk(&self, solved: &SolvedRef) -> Result<Arc<Loaded>, QueryError> {
-        let (id, count) = (solved.chunk.id, solved.chunk.count);
+        let id = solved.chunk.id;
         if let Some(c) = self.chunks.lock().unwrap().get(&id) {
             return Ok(c.clone());
         }
+        let loaded = Arc::new(self.read_chunk(solved).await?);
+        self.chunks.lock().unwrap().insert(id, loaded.clone());
+        Ok(loaded)
+    }
+
+    /// Read and verify a solved chunk's states, values and policy (uncached).
+    async fn read_chunk(&self, solved: &SolvedRef) -> Result<Loaded, QueryError> {
         let h = |kind| ChunkHeader {
             kind,
             game: self.game,
-            id,
-            count,
+            id: solved.chunk.id,
+            count: solved.chunk.count,
         };
         let states = self
             .store
@@ -226,13 +233,11 @@ impl Solution {
             .store
             .read_policy(&solved.policy_object(), &h(ChunkKind::Policy))
             .await?;
-        let loaded = Arc::new(Loaded {
+        Ok(Loaded {
             states,
             values,
             policy,
-        });
-        self.chunks.lock().unwrap().insert(id, loaded.clone());
-        Ok(loaded)
+        })
     }
 
     /// Value and optimal action (in the canonical orientation) of a canonical
@@ -555,32 +560,15 @@ impl Solution {
                     });
                 }
                 for c in &part.solved {
-                    let h = |kind| ChunkHeader {
-                        kind,
-                        game: self.game,
-                        id: c.chunk.id,
-                        count: c.chunk.count,
-                    };
-                    let objects = [
-                        c.chunk.states_object(),
-                        c.values_object(),
-                        c.policy_object(),
-                    ];
-                    let states = self
-                        .store
-                        .read_keys(&objects[0], &h(ChunkKind::States))
-                        .await?;
-                    let values = self
-                        .store
-                        .read_values(&objects[1], &h(ChunkKind::Values))
-                        .await?;
-                    let policy = self
-                        .store
-                        .read_policy(&objects[2], &h(ChunkKind::Policy))
-                        .await?;
+                    // Uncached: one chunk in memory at a time.
+                    let Loaded {
+                        states,
+                        values,
+                        policy,
+                    } = self.read_chunk(c).await?;
                     if let Some(w) = states.windows(2).position(|w| w[0] >= w[1]) {
                         return Err(QueryError::Mismatch {
-                            object: objects[0].clone(),
+                            object: c.chunk.states_object(),
                             reason: format!("states out of order at position {}", w + 1),
                         });
                     }
