@@ -84,7 +84,7 @@ struct PlanArgs {
     #[arg(long, default_value_t = 2)]
     slots: u32,
     /// Largest number of states in one chunk (as for `solve`).
-    #[arg(long, default_value_t = 1 << 20)]
+    #[arg(long, default_value_t = solve2048_core::task::DEFAULT_CHUNK_SIZE)]
     chunk_size: u64,
     /// A store of this game (local directory or s3://): its indexed layers
     /// are counted exactly.
@@ -179,7 +179,7 @@ struct SolveArgs {
     #[arg(long)]
     threads: Option<usize>,
     /// Largest number of states in one chunk.
-    #[arg(long, default_value_t = 1 << 20)]
+    #[arg(long, default_value_t = solve2048_core::task::DEFAULT_CHUNK_SIZE)]
     chunk_size: u64,
     /// zstd level of stored chunks.
     #[arg(long, default_value_t = 3)]

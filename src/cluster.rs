@@ -198,7 +198,7 @@ pub struct CoordinatorArgs {
     #[arg(long, default_value_t = 1.0)]
     discount: f64,
     /// Largest number of states in one chunk.
-    #[arg(long, default_value_t = 1 << 20)]
+    #[arg(long, default_value_t = solve2048_core::task::DEFAULT_CHUNK_SIZE)]
     chunk_size: u64,
     /// zstd level of stored chunks.
     #[arg(long, default_value_t = 3)]

@@ -158,8 +158,10 @@ fn enumerate_exact(game: &Game, mut visit: impl FnMut(PartId, &[u64])) -> Vec<Pa
             states: states.len() as u64,
             source: Source::Exact,
         });
-        for (p, succ) in kernel::enumerate(game, part, &states) {
-            pending.entry(p).or_default().push(succ);
+        let successors =
+            kernel::enumerate(game, part, &states, |_| Some(1)).expect("every part has one group");
+        for (p, groups) in successors {
+            pending.entry(p).or_default().extend(groups);
         }
     }
     out
@@ -1093,14 +1095,25 @@ mod tests {
     #[ignore]
     fn measure_inserts() {
         let n = 50_000_000usize;
+        let keys: Vec<u64> = (1..=n as u64)
+            .map(|i| solve2048_core::part::mix(i) | 1)
+            .collect();
+        let values: Vec<f64> = (0..n).map(|i| i as f64).collect();
         let t0 = std::time::Instant::now();
-        let mut t = ValueTable::with_capacity(n);
-        for i in 1..=n as u64 {
-            t.insert(solve2048_core::part::mix(i) | 1, i as f64);
-        }
+        let t = ValueTable::with_capacity(n);
+        t.insert_many(&keys, &values);
         let secs = t0.elapsed().as_secs_f64();
         println!(
-            "{n} inserts in {secs:.2} s: {:.1} M/s",
+            "{n} inserts on {} threads in {secs:.2} s: {:.1} M/s",
+            rayon::current_num_threads(),
+            n as f64 / secs / 1e6
+        );
+        let t0 = std::time::Instant::now();
+        let found = keys.iter().filter(|&&k| t.get(k).is_some()).count();
+        let secs = t0.elapsed().as_secs_f64();
+        assert_eq!(found, n);
+        println!(
+            "{n} lookups on one thread in {secs:.2} s: {:.1} M/s",
             n as f64 / secs / 1e6
         );
     }

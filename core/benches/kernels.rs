@@ -1,6 +1,8 @@
 //! Criterion benchmarks of the core kernels on seeded, realistic inputs:
 //! moves, canonicalisation, successor generation and value lookup.
 
+use std::collections::BTreeMap;
+
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use solve2048_core::canonical::canonical;
 use solve2048_core::kernel::{enumerate, solve};
@@ -98,17 +100,21 @@ fn kernels(c: &mut Criterion) {
     g.sample_size(10);
     g.throughput(Throughput::Elements(states.len() as u64));
     g.bench_function("enumerate_4x4_successors", |b| {
-        b.iter(|| enumerate(&game, part, &states))
+        b.iter(|| enumerate(&game, part, &states, |_| Some(1)))
     });
     // Value lookup: solve the states against tables holding every successor.
-    let succ = enumerate(&game, part, &states);
-    let mut plus2 = ValueTable::with_capacity(
+    let succ: BTreeMap<_, Vec<u64>> = enumerate(&game, part, &states, |_| Some(1))
+        .unwrap()
+        .into_iter()
+        .map(|(p, g)| (p, g.concat()))
+        .collect();
+    let plus2 = ValueTable::with_capacity(
         succ.iter()
             .filter(|(p, _)| p.sum == part.sum + 2)
             .map(|(_, v)| v.len())
             .sum(),
     );
-    let mut plus4 = ValueTable::with_capacity(
+    let plus4 = ValueTable::with_capacity(
         succ.iter()
             .filter(|(p, _)| p.sum == part.sum + 4)
             .map(|(_, v)| v.len())
@@ -116,9 +122,9 @@ fn kernels(c: &mut Criterion) {
     );
     for (p, keys) in &succ {
         let t = if p.sum == part.sum + 2 {
-            &mut plus2
+            &plus2
         } else {
-            &mut plus4
+            &plus4
         };
         for (i, &k) in keys.iter().enumerate() {
             t.insert(k, (i % 97) as f64 / 97.0);

@@ -12,6 +12,7 @@
 //! - [`chunk`]: the on-disk chunk format (header, checksum, compression).
 //! - [`kernel`]: the enumerate, merge and solve kernels that tasks run.
 //! - [`policy_file`]: the compact exported-policy file format and its reader.
+//! - [`memory`]: large buffers backed by huge pages.
 //! - [`table`]: the in-memory value table the solve kernel looks states up in.
 //! - [`task`]: the task model shared by coordinator and workers, and object names.
 //! - [`slow`]: a deliberately slow, obvious implementation of the rules that
@@ -23,6 +24,7 @@ pub mod canonical;
 pub mod chunk;
 pub mod game;
 pub mod kernel;
+pub mod memory;
 pub mod moves;
 pub mod part;
 pub mod policy_file;

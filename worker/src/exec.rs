@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 
 use futures::{StreamExt, TryStreamExt};
 use solve2048_core::chunk::{self, file_checksum, ChunkHeader, ChunkKind};
-use solve2048_core::kernel::{self, SolveError};
+use solve2048_core::kernel::{self, GroupedSuccessors, SolveError};
 use solve2048_core::part::{group_of, ChunkId, PartId};
 use solve2048_core::spawn::Starts;
 use solve2048_core::table::ValueTable;
@@ -53,6 +53,16 @@ pub enum WorkerError {
         task: String,
     },
 }
+
+/// The group count the task gives successor part `part`, if any.
+fn group_count(targets: &[TargetGroups], part: PartId) -> Option<u32> {
+    targets.iter().find(|t| t.part == part).map(|t| t.groups)
+}
+
+/// Highest zstd level for runs: they live only until their merge, and at
+/// the job's level (3 by default) compressing them took a tenth of the
+/// forward pass.
+const RUN_ZSTD_LEVEL: i32 = 1;
 
 /// Chunks of a layer read ahead while its value table is being built.
 pub const LOAD_IN_FLIGHT: usize = 4;
@@ -104,27 +114,40 @@ impl Worker {
         match task {
             Task::Seed { targets } => {
                 let starts = Starts::new(self.job.game.size());
-                let mut by_part: BTreeMap<PartId, Vec<u64>> = BTreeMap::new();
+                let mut by_part = GroupedSuccessors::new();
                 for &s in starts.weights.keys() {
                     let b = Board(s);
-                    by_part
-                        .entry(PartId {
-                            sum: b.tile_sum(),
-                            max_exp: b.max_exponent(),
-                        })
-                        .or_default()
-                        .push(s);
+                    let part = PartId {
+                        sum: b.tile_sum(),
+                        max_exp: b.max_exponent(),
+                    };
+                    let groups =
+                        group_count(targets, part).ok_or_else(|| WorkerError::InvalidTask {
+                            task: task.key(),
+                            reason: kernel::UnplannedPart(part).to_string(),
+                        })?;
+                    let split = by_part
+                        .entry(part)
+                        .or_insert_with(|| vec![Vec::new(); groups as usize]);
+                    // Start states come in increasing order: each group stays sorted.
+                    split[group_of(s, groups) as usize].push(s);
                 }
-                self.write_runs(task, attempt, None, by_part, targets).await
+                self.write_runs(attempt, None, by_part).await
             }
             Task::Enumerate { chunk, targets } => {
                 let states = self.read_states(chunk).await?;
                 let (game, part) = (self.job.game, chunk.id.part);
+                let groups: Vec<TargetGroups> = targets.clone();
                 let succ = self
-                    .blocking(task, move || kernel::enumerate(&game, part, &states))
-                    .await?;
-                self.write_runs(task, attempt, Some(&chunk.id), succ, targets)
-                    .await
+                    .blocking(task, move || {
+                        kernel::enumerate(&game, part, &states, |p| group_count(&groups, p))
+                    })
+                    .await?
+                    .map_err(|e| WorkerError::InvalidTask {
+                        task: task.key(),
+                        reason: e.to_string(),
+                    })?;
+                self.write_runs(attempt, Some(&chunk.id), succ).await
             }
             Task::Merge { part, group, runs } => {
                 self.merge(task, attempt, *part, *group, runs).await
@@ -174,31 +197,16 @@ impl Worker {
         Ok(self.store.read_keys(&chunk.states_object(), &h).await?)
     }
 
-    /// Split each part's sorted successors into its hash groups and write one
-    /// run per non-empty group.
+    /// Write one run per non-empty hash group of each successor part.
     async fn write_runs(
         &self,
-        task: &Task,
         attempt: AttemptId,
         source: Option<&ChunkId>,
-        by_part: BTreeMap<PartId, Vec<u64>>,
-        targets: &[TargetGroups],
+        by_part: GroupedSuccessors,
     ) -> Result<TaskOutput, WorkerError> {
         let mut runs = Vec::new();
-        for (part, keys) in by_part {
-            let groups = targets
-                .iter()
-                .find(|t| t.part == part)
-                .map(|t| t.groups)
-                .ok_or_else(|| WorkerError::InvalidTask {
-                    task: task.key(),
-                    reason: format!("successors in {part}, which the task gives no group count"),
-                })?;
-            let mut split: Vec<Vec<u64>> = vec![Vec::new(); groups as usize];
-            for k in keys {
-                split[group_of(k, groups) as usize].push(k);
-            }
-            for (group, keys) in split.into_iter().enumerate() {
+        for (part, groups) in by_part {
+            for (group, keys) in groups.into_iter().enumerate() {
                 if keys.is_empty() {
                     continue;
                 }
@@ -214,7 +222,7 @@ impl Worker {
                 let bytes = chunk::encode_keys(
                     &self.header(ChunkKind::Run, id, keys.len() as u64),
                     &keys,
-                    self.job.zstd_level,
+                    self.job.zstd_level.min(RUN_ZSTD_LEVEL),
                 );
                 let checksum = self.put_chunk(&object, bytes).await?;
                 runs.push(RunRef {
@@ -382,19 +390,15 @@ impl Worker {
         // Insert each chunk as it arrives, so that besides the table only
         // the chunks in flight are held (not a second copy of the layer).
         let mut pieces = futures::stream::iter(reads).buffered(LOAD_IN_FLIGHT);
-        let mut table = ValueTable::with_capacity(total as usize);
+        let table = Arc::new(ValueTable::with_capacity(total as usize));
         while let Some((states, values)) = pieces.try_next().await? {
-            table = tokio::task::spawn_blocking(move || {
-                for (s, v) in states.into_iter().zip(values) {
-                    table.insert(s, v);
-                }
-                table
-            })
-            .await
-            .map_err(|_| WorkerError::Panic {
-                task: "load layer".into(),
-            })?;
+            let table = table.clone();
+            tokio::task::spawn_blocking(move || table.insert_many(&states, &values))
+                .await
+                .map_err(|_| WorkerError::Panic {
+                    task: "load layer".into(),
+                })?;
         }
-        Ok(Arc::new(table))
+        Ok(table)
     }
 }

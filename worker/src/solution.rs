@@ -308,10 +308,10 @@ impl Solution {
                 });
             }
         }
-        let mut plus2 = ValueTable::with_capacity(successors.len());
-        let mut plus4 = ValueTable::with_capacity(successors.len());
+        let plus2 = ValueTable::with_capacity(successors.len());
+        let plus4 = ValueTable::with_capacity(successors.len());
         for &(two, four) in &successors {
-            for (key, table) in [(two, &mut plus2), (four, &mut plus4)] {
+            for (key, table) in [(two, &plus2), (four, &plus4)] {
                 if !self.mover.is_lost(key) {
                     let (v, _) = self.lookup(key).await?.ok_or_else(unreachable)?;
                     table.insert(key, v);

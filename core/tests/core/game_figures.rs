@@ -34,10 +34,11 @@ fn solve_in_memory(game: &Game) -> Solved {
         let layer: Vec<PartId> = parts.keys().filter(|p| p.sum == sum).copied().collect();
         for p in layer {
             let states = parts.get_mut(&p).unwrap();
-            solve2048_core::kernel::sort_dedup(states);
+            states.sort_unstable();
+            states.dedup();
             let states = states.clone();
-            for (q, succ) in enumerate(game, p, &states) {
-                parts.entry(q).or_default().extend(succ);
+            for (q, groups) in enumerate(game, p, &states, |_| Some(1)).unwrap() {
+                parts.entry(q).or_default().extend(groups.concat());
             }
         }
         sum += 2;
