@@ -488,7 +488,7 @@ const RAW_SUCCESSORS_PER_STATE: u64 = 20;
 
 /// Bytes per source state of an enumerate task: the chunk's states (8) and
 /// its raw successors (8 each), counted twice for the slack of growing
-/// vectors and the radix sort's scratch buffer.
+/// vectors (the hash-group buckets it sorts in place).
 fn enumerate_task_bytes(chunk: u64, n: u8) -> u64 {
     let raw = if n == 4 {
         RAW_SUCCESSORS_PER_STATE
@@ -500,7 +500,7 @@ fn enumerate_task_bytes(chunk: u64, n: u8) -> u64 {
 }
 
 /// Bytes of a merge task: its runs hold up to [`MERGE_KEYS_PER_CHUNK`] times
-/// a chunk of keys; loaded (8), concatenated (8) and radix-sorted (8 scratch).
+/// a chunk of keys; loaded (8), concatenated (8) and sorted (8 of slack).
 fn merge_task_bytes(chunk: u64) -> u64 {
     (chunk as f64 * MERGE_KEYS_PER_CHUNK * 24.0) as u64
 }
@@ -611,14 +611,13 @@ pub const ENUMERATE_RATE_PER_CORE: f64 = 0.37e6;
 /// [`TABLE_INSERTS_PER_SECOND`] (270 s), over 2 threads.
 pub const SOLVE_RATE_PER_CORE: f64 = 0.82e6;
 
-/// Value-table inserts per second when a worker loads a layer: one thread
-/// per layer (`load_layer` in `worker/src/exec.rs`), so more threads or
-/// workers do not shorten it. Measured by the ignored test `measure_inserts`:
-/// 50,000,000 inserts into a 1.2 GB table took 7.36 s user + 1.20 s system
-/// CPU (5.8 M/s; CPU time, because the 2-core machine was shared and the
-/// wall time, 13.7 s, mostly waited). Reading and decompressing the layer
-/// come on top and are not counted.
-pub const TABLE_INSERTS_PER_SECOND: f64 = 5.8e6;
+/// Value-table inserts per second per core when a worker loads a layer: a
+/// worker builds each table on all its threads (lock-free inserts, see
+/// `core/src/table.rs`). Measured by the ignored test `measure_inserts`:
+/// 50,000,000 inserts into a 1.2 GB table on 2 threads in 4.48 s, the
+/// allocation included (11.2 M/s). Reading and decompressing the layer come
+/// on top and are not counted.
+pub const TABLE_INSERTS_PER_CORE: f64 = 5.6e6;
 
 /// Estimated wall time of a job.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
@@ -627,8 +626,8 @@ pub struct Duration {
     pub enumerate_seconds: f64,
     /// Backward pass: the solve kernels plus the table loads.
     pub solve_seconds: f64,
-    /// Of the solve: building each layer's value table, one thread per
-    /// worker, which more cores do not shorten.
+    /// Of the solve: building each layer's value table on every worker's
+    /// threads, which more workers do not shorten (each builds every table).
     pub table_load_seconds: f64,
     /// Both passes.
     pub total_seconds: f64,
@@ -636,12 +635,12 @@ pub struct Duration {
 
 /// The duration of a job of `states` states on `cluster`: the measured
 /// per-core rates times the cores, assuming near-linear scaling (no stage
-/// tails, store bandwidth or memory-bandwidth limits), plus the
-/// single-threaded table builds of the solve.
+/// tails, store bandwidth or memory-bandwidth limits), plus the table
+/// builds of the solve, which every worker does in full.
 pub fn duration(states: u64, cluster: &Cluster) -> Duration {
     let cores = cluster.cores() as f64;
     let enumerate = states as f64 / (ENUMERATE_RATE_PER_CORE * cores);
-    let load = states as f64 / TABLE_INSERTS_PER_SECOND;
+    let load = states as f64 / (TABLE_INSERTS_PER_CORE * cluster.threads_per_worker as f64);
     let solve = states as f64 / (SOLVE_RATE_PER_CORE * cores) + load;
     Duration {
         enumerate_seconds: enumerate,
@@ -756,10 +755,10 @@ pub fn plan(
     notes.push(format!(
         "duration: {:.2} M states/s/core enumerating and {:.2} solving (measured on 4x4 to 32, 2 shared \
          cores), assuming near-linear scaling over workers x threads; each worker builds every layer's \
-         table on one thread ({:.1} M inserts/s)",
+         table on its threads ({:.1} M inserts/s per thread)",
         ENUMERATE_RATE_PER_CORE / 1e6,
         SOLVE_RATE_PER_CORE / 1e6,
-        TABLE_INSERTS_PER_SECOND / 1e6
+        TABLE_INSERTS_PER_CORE / 1e6
     ));
     notes.push(STORE_NOTE.to_string());
     Ok(Plan {
@@ -1089,7 +1088,7 @@ mod tests {
         );
     }
 
-    /// Measures [`TABLE_INSERTS_PER_SECOND`].
+    /// Measures [`TABLE_INSERTS_PER_CORE`].
     /// `cargo test --release -p solve2048-coordinator measure_inserts -- --ignored --nocapture`
     #[test]
     #[ignore]
