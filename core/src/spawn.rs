@@ -120,7 +120,7 @@ mod tests {
                     for c in 0..n {
                         let v = (seed >> (3 * (4 * r + c))) & 7;
                         if v >= 4 {
-                            t |= ((v - 3) as u64) << (16 * r + 4 * c);
+                            t |= (v - 3) << (16 * r + 4 * c);
                         }
                     }
                 }

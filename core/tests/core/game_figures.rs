@@ -50,7 +50,7 @@ fn solve_in_memory(game: &Game) -> Solved {
     for sum in (4..=max_sum).rev().step_by(2) {
         let layer: Vec<(&PartId, &Vec<u64>)> = parts.iter().filter(|(p, _)| p.sum == sum).collect();
         let count = layer.iter().map(|(_, s)| s.len()).sum();
-        let mut table = ValueTable::with_capacity(count);
+        let table = ValueTable::with_capacity(count);
         for (_, states) in layer {
             let (v, _) = solve(
                 game,
