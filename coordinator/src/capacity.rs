@@ -22,7 +22,7 @@ use serde::Serialize;
 use solve2048_core::kernel;
 use solve2048_core::part::PartId;
 use solve2048_core::spawn::Starts;
-use solve2048_core::table::ValueTable;
+use solve2048_core::table::{ValueTable, LOAD_IN_FLIGHT};
 use solve2048_core::task::LayerIndex;
 use solve2048_core::{Board, Game};
 
@@ -472,9 +472,6 @@ fn table_bytes(states: u64) -> u64 {
 /// arrives).
 const LOAD_BYTES_PER_STATE: u64 = 16;
 
-/// Chunks read ahead while a layer's table is built (the worker's setting).
-const LOAD_IN_FLIGHT: u64 = 4;
-
 /// Bytes per state of a solve task's working set: its states (8), the
 /// kernel's (value, action) results (16), the values (8) and actions (1), and
 /// the encoded outputs (at most about 9).
@@ -529,7 +526,7 @@ pub fn memory(layers: &[LayerCount], game: &Game, cluster: &Cluster) -> Memory {
     for l in layers {
         let s = l.sum;
         let loading = table_bytes(n_of(s + 2))
-            + LOAD_IN_FLIGHT * LOAD_BYTES_PER_STATE * chunk.min(n_of(s + 2));
+            + LOAD_IN_FLIGHT as u64 * LOAD_BYTES_PER_STATE * chunk.min(n_of(s + 2));
         let cached = table_bytes(n_of(s + 4));
         let bytes = loading + cached + solve_task;
         if bytes > peak {

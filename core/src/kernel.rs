@@ -141,9 +141,10 @@ fn successors_of_batch(
 /// Slots of [`RecentFilter`]: 256 KiB, so that it stays in a core's L2.
 const RECENT_SLOTS: usize = 1 << 15;
 
-/// A direct-mapped cache of recently emitted successors. Neighbouring states
-/// of a sorted chunk share most of their successors, so most repeats are
-/// caught here, in cache, before they reach the sort. A key it forgets is
+/// A direct-mapped cache of recently emitted successors: the repeats that one
+/// state's moves or nearby states make are dropped here, in cache, before
+/// they reach a bucket. (A chunk's states are a hash sample of its part, so
+/// repeats far apart in the chunk are left to the sort.) A key it forgets is
 /// emitted again and removed by the sort: it only ever drops true repeats.
 struct RecentFilter {
     slots: Box<[u64; RECENT_SLOTS]>,

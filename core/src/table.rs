@@ -42,6 +42,11 @@ impl Clone for Slot {
     }
 }
 
+/// Chunks of a layer a worker reads ahead while it builds the layer's table
+/// (each is inserted as it arrives): what capacity planning charges for the
+/// build beyond the table.
+pub const LOAD_IN_FLIGHT: usize = 4;
+
 /// Keys a thread inserts between prefetches of the next ones' home slots.
 const INSERT_AHEAD: usize = 16;
 

@@ -14,7 +14,7 @@ use solve2048_core::chunk::{self, file_checksum, ChunkHeader, ChunkKind};
 use solve2048_core::kernel::{self, GroupedSuccessors, SolveError};
 use solve2048_core::part::{group_of, ChunkId, PartId};
 use solve2048_core::spawn::Starts;
-use solve2048_core::table::ValueTable;
+use solve2048_core::table::{ValueTable, LOAD_IN_FLIGHT};
 use solve2048_core::task::{
     layout, result_digest, AttemptId, ChunkRef, JobSpec, RunRef, SolvedRef, TargetGroups, Task,
     TaskOutput,
@@ -63,9 +63,6 @@ fn group_count(targets: &[TargetGroups], part: PartId) -> Option<u32> {
 /// the job's level (3 by default) compressing them took a tenth of the
 /// forward pass.
 const RUN_ZSTD_LEVEL: i32 = 1;
-
-/// Chunks of a layer read ahead while its value table is being built.
-pub const LOAD_IN_FLIGHT: usize = 4;
 
 /// Loaded value tables of layers, shared by concurrent solve tasks; each
 /// layer is loaded once.
