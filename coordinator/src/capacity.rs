@@ -473,9 +473,11 @@ fn table_bytes(states: u64) -> u64 {
 const LOAD_BYTES_PER_STATE: u64 = 16;
 
 /// Bytes per state of a solve task's working set: its states (8), the
-/// kernel's (value, action) results (16), the values (8) and actions (1), and
-/// the encoded outputs (at most about 9).
-const SOLVE_TASK_BYTES_PER_STATE: u64 = 42;
+/// kernel's (value, action) results (16), the values (8) and actions (1), the
+/// encoded outputs (at most about 9), and the kernel's move values (4 x 8)
+/// and sorted (afterstate, move) pairs (at most 4 x 16; `core::kernel::solve`
+/// on large tables).
+const SOLVE_TASK_BYTES_PER_STATE: u64 = 138;
 
 /// Raw successors an enumerate task emits per source state before
 /// deduplication, on 4x4: measured by the ignored test
@@ -984,7 +986,7 @@ mod tests {
         // Starting layer 12: tables of 14 and 16, four chunks (of 1000
         // states, 16 bytes each) read ahead while 14 loads, one solve task.
         let start =
-            |load: usize, cached: usize| heap(load) + 4 * 16 * 1000 + heap(cached) + 1000 * 42;
+            |load: usize, cached: usize| heap(load) + 4 * 16 * 1000 + heap(cached) + 1000 * 138;
         let want = start(7000, 30_000).max(start(30_000, 9000));
         assert_eq!(m.solve_peak_bytes, want);
         assert_eq!(m.solve_peak_sum, 12);
