@@ -601,14 +601,15 @@ pub fn store_size(states: u64) -> StoreSize {
 
 /// Forward pass (merge and enumerate) rate, states per second per core:
 /// measured end to end on 4x4 to 32 (README, "Measured": 1,566,798,892
-/// states in 1526 s on 2 threads, chunk size 4,194,304).
-pub const ENUMERATE_RATE_PER_CORE: f64 = 0.51e6;
+/// states in 1220 s on 2 threads, chunk size 4,194,304, kernels on distinct
+/// afterstates).
+pub const ENUMERATE_RATE_PER_CORE: f64 = 0.64e6;
 
 /// Backward pass (solve) kernel rate, states per second per core, without
-/// the table loads: 4x4 to 32's measured solve (1608 s on 2 threads, 0.49 M
+/// the table loads: 4x4 to 32's measured solve (1271 s on 2 threads, 0.62 M
 /// states/s/core end to end) less its 1,566,798,892 table inserts at
 /// [`TABLE_INSERTS_PER_CORE`] on 2 threads (140 s), over 2 threads.
-pub const SOLVE_RATE_PER_CORE: f64 = 0.53e6;
+pub const SOLVE_RATE_PER_CORE: f64 = 0.69e6;
 
 /// Value-table inserts per second per core when a worker loads a layer: a
 /// worker builds each table on all its threads (lock-free inserts, see
@@ -1037,7 +1038,7 @@ mod tests {
         )
         .unwrap();
         assert!(
-            (p32.duration.solve_seconds - 1608.0).abs() < 15.0,
+            (p32.duration.solve_seconds - 1271.0).abs() < 15.0,
             "{:?}",
             p32.duration
         );
