@@ -252,7 +252,7 @@ pub enum SolveError {
 impl SolveError {
     /// The same error, naming `state` (one that makes the afterstate it was
     /// found from) as the state being solved.
-    fn from_state(self, state: u64) -> SolveError {
+    fn naming_state(self, state: u64) -> SolveError {
         match self {
             SolveError::Missing { state: s, sum, .. } => SolveError::Missing {
                 state: s,
@@ -398,7 +398,7 @@ fn solve_piece(
             let v = current.value(&mover, sum, plus2, plus4).map_err(|e| {
                 // Name a state that makes this afterstate.
                 let from = states[(pairs[run.start] as u32 as usize) / 4];
-                e.from_state(from)
+                e.naming_state(from)
             })?;
             let bits = (game.discount * v).to_bits();
             for &p in &pairs[run.clone()] {
@@ -478,7 +478,7 @@ pub fn action_values(
             Some(Err(())) => 1.0,
             Some(Ok(spawns)) => spawns
                 .value(mover, sum, plus2, plus4)
-                .map_err(|e| e.from_state(s))?,
+                .map_err(|e| e.naming_state(s))?,
         };
         out[slot] = Some(game.discount * v);
     }
