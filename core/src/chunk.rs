@@ -33,8 +33,10 @@ use crate::part::ChunkId;
 
 /// File magic.
 pub const MAGIC: [u8; 8] = *b"S2048CK\0";
-/// Current chunk format version.
-pub const FORMAT_VERSION: u16 = 1;
+/// Current chunk format version. Version 2: a state's group is a hash of its
+/// tiles as a multiset ([`crate::part::group_of`]), so a store of version 1
+/// would be read with the wrong groups.
+pub const FORMAT_VERSION: u16 = 2;
 /// Header length in bytes.
 pub const HEADER_LEN: usize = 72;
 

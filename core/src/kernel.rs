@@ -391,10 +391,14 @@ fn solve_piece(
         }
         // Software pipeline: gather and prefetch the spawns of the next
         // afterstate while the current one's lookups complete.
-        let mut next = runs.first().map(|(a, _)| Spawns::gather(n, &mover, *a, plus2, plus4));
+        let mut next = runs
+            .first()
+            .map(|(a, _)| Spawns::gather(n, &mover, *a, plus2, plus4));
         for (k, (_, run)) in runs.iter().enumerate() {
             let current = next.take().expect("gathered");
-            next = runs.get(k + 1).map(|(a, _)| Spawns::gather(n, &mover, *a, plus2, plus4));
+            next = runs
+                .get(k + 1)
+                .map(|(a, _)| Spawns::gather(n, &mover, *a, plus2, plus4));
             let v = current.value(&mover, sum, plus2, plus4).map_err(|e| {
                 // Name a state that makes this afterstate.
                 let from = states[(pairs[run.start] as u32 as usize) / 4];
@@ -662,7 +666,10 @@ mod tests {
             let SolveError::Missing { from, sum, .. } = err else {
                 panic!("{err:?}");
             };
-            assert!(states.binary_search(&from).is_ok(), "{from:#x} is no state of the chunk");
+            assert!(
+                states.binary_search(&from).is_ok(),
+                "{from:#x} is no state of the chunk"
+            );
             assert!(sum == 32 || sum == 34);
         }
     }

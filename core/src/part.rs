@@ -43,31 +43,119 @@ impl fmt::Display for ChunkId {
 
 /// A well-mixed 64-bit hash of a state (the splitmix64 finaliser).
 #[inline(always)]
-pub fn mix(key: u64) -> u64 {
+pub const fn mix(key: u64) -> u64 {
     let mut z = key.wrapping_add(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
 }
 
-/// The group (of `groups`) that a state belongs to.
+/// The group (of `groups`) that a state belongs to: a hash of its tiles as
+/// a multiset ([`tiles_hash`]), not of where they lie.
+///
+/// A move that merges nothing keeps a board's tiles and only moves them, so
+/// most states that share an afterstate, and most afterstates that share a
+/// successor, fall in the same group and so in the same chunk, where the
+/// enumerate and solve kernels make each shared afterstate and successor
+/// once. On the largest part of layer 84 of 4x4 to 32 (46.9 M states, chunks
+/// as the coordinator plans them) a chunk's states make 0.83 distinct
+/// afterstates and 5.3 distinct successors a state, against 1.76 and 11.7
+/// when the group is a hash of the whole key. The group is also the same for
+/// all 8 images of a board, so a board need not be canonical to find it.
 #[inline(always)]
 pub fn group_of(key: u64, groups: u32) -> u32 {
-    ((mix(key) as u128 * groups as u128) >> 64) as u32
+    ((mix(tiles_hash(key)) as u128 * groups as u128) >> 64) as u32
 }
+
+/// A hash of a board's tiles as a multiset: the wrapping sum over its cells
+/// of a fixed random word per tile exponent (0 for an empty cell), so any
+/// permutation of the cells gives the same hash. One lookup per byte (two
+/// cells) in a 2 KiB table.
+#[inline(always)]
+pub fn tiles_hash(key: u64) -> u64 {
+    key.to_le_bytes()
+        .iter()
+        .fold(0u64, |h, &b| h.wrapping_add(BYTE_TILES[b as usize]))
+}
+
+/// The word of a tile exponent in [`tiles_hash`] (0 for an empty cell).
+const fn tile_word(e: u64) -> u64 {
+    if e == 0 {
+        0
+    } else {
+        mix(e.wrapping_mul(0xD6E8_FEB8_6659_FD93))
+    }
+}
+
+/// [`tile_word`] of a byte's two cells, added.
+const BYTE_TILES: [u64; 256] = {
+    let mut t = [0u64; 256];
+    let mut b = 0;
+    while b < 256 {
+        t[b] = tile_word(b as u64 & 15).wrapping_add(tile_word(b as u64 >> 4));
+        b += 1;
+    }
+    t
+};
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// A slow, obvious multiset hash: the exponents sorted, then hashed.
+    fn sorted_tiles(key: u64) -> Vec<u64> {
+        let mut v: Vec<u64> = (0..16)
+            .map(|c| (key >> (4 * c)) & 15)
+            .filter(|&e| e != 0)
+            .collect();
+        v.sort_unstable();
+        v
+    }
+
+    /// Boards with 1 to 16 tiles of exponents 1 to 15.
+    fn boards() -> impl Iterator<Item = u64> {
+        (0..20_000u64).map(|i| {
+            let x = mix(i);
+            let tiles = 1 + mix(x) % 16;
+            (0..16).fold(0u64, |b, c| {
+                let e = if c < tiles { 1 + (mix(x ^ c) % 15) } else { 0 };
+                b | (e << (4 * c))
+            })
+        })
+    }
+
+    #[test]
+    fn tiles_hash_depends_on_the_tiles_only() {
+        let mut seen = std::collections::HashMap::new();
+        for b in boards() {
+            // Any permutation of the cells (here: a rotation of the nybbles
+            // and the 8 symmetries of the square) keeps the hash.
+            let h = tiles_hash(b);
+            assert_eq!(h, tiles_hash(b.rotate_left(4 * (1 + (b % 15) as u32))));
+            for g in 0..8 {
+                assert_eq!(h, tiles_hash(crate::canonical::image(b, 4, g)));
+            }
+            // Different multisets, different hashes (over these boards).
+            let tiles = sorted_tiles(b);
+            assert_eq!(
+                *seen.entry(h).or_insert_with(|| tiles.clone()),
+                tiles,
+                "{b:#x}"
+            );
+        }
+        assert_eq!(tiles_hash(0), 0);
+        assert_ne!(tiles_hash(0x1), tiles_hash(0x2));
+        assert_ne!(tiles_hash(0x11), tiles_hash(0x2));
+    }
+
     #[test]
     fn groups_are_balanced_and_in_range() {
         let mut counts = [0u32; 7];
-        for k in 0..70_000u64 {
-            counts[group_of(k * 0x10001, 7) as usize] += 1;
+        for b in boards() {
+            counts[group_of(b, 7) as usize] += 1;
         }
         for c in counts {
-            assert!((9_000..11_000).contains(&c), "{counts:?}");
+            assert!((2_500..3_200).contains(&c), "{counts:?}");
         }
         assert_eq!(group_of(12345, 1), 0);
     }

@@ -195,9 +195,13 @@ fn store_of_another_game_or_format_is_refused() {
         "holds a different job",
     );
     let job = s.join("job.json");
-    let text = std::fs::read_to_string(&job)
-        .unwrap()
-        .replace("\"format_version\": 1", "\"format_version\": 99");
+    let text = std::fs::read_to_string(&job).unwrap().replace(
+        &format!(
+            "\"format_version\": {}",
+            solve2048_core::chunk::FORMAT_VERSION
+        ),
+        "\"format_version\": 99",
+    );
     std::fs::write(&job, text).unwrap();
     fails_with(
         &solve(&s, &["--board", "2", "--target", "16"]),
