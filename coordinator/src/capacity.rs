@@ -150,7 +150,11 @@ fn enumerate_exact(game: &Game, mut visit: impl FnMut(PartId, &[u64])) -> Vec<Pa
     let mut out = Vec::new();
     while let Some((&part, _)) = pending.first_key_value() {
         let runs = pending.remove(&part).unwrap_or_default();
-        let states = kernel::merge(runs);
+        let streams = runs
+            .into_iter()
+            .map(|r| r.into_iter().map(Ok::<u64, std::convert::Infallible>))
+            .collect();
+        let states = kernel::merge(streams).unwrap_or_else(|(_, e)| match e {});
         visit(part, &states);
         out.push(PartCount {
             sum: part.sum,
@@ -498,19 +502,32 @@ fn enumerate_task_bytes(chunk: u64, n: u8) -> u64 {
     chunk * (8 + 2 * 8 * raw)
 }
 
-/// Bytes of a merge task: its runs hold up to [`MERGE_KEYS_PER_CHUNK`] times
-/// a chunk of keys; loaded (8), concatenated (8) and sorted (8 of slack).
+/// Bytes of a merge task: its group holds up to [`LARGEST_GROUP_CHUNKS`]
+/// times a chunk of states. The merge keeps its runs compressed
+/// ([`MERGE_KEYS_PER_STATE`] keys a state, [`RUN_BYTES_PER_KEY`] bytes a key)
+/// and decodes them as it reads them (`core::kernel::merge`); its output
+/// takes 8 bytes a state, and as much again of slack while it grows.
 fn merge_task_bytes(chunk: u64) -> u64 {
-    (chunk as f64 * MERGE_KEYS_PER_CHUNK * 24.0) as u64
+    let per_state = MERGE_KEYS_PER_STATE * RUN_BYTES_PER_KEY + 16.0;
+    (chunk as f64 * LARGEST_GROUP_CHUNKS * per_state) as u64
 }
 
-/// Keys in the runs of one merge task, per chunk-size states: the most
-/// measured over the 521 merge groups of `solve --board 4 --target 16
-/// --chunk-size 100000` (607,224 keys, from the run counts in the enumerate
-/// commit records; mean 3.75 chunks). A group is sized from twice the states
-/// of the parts that feed it, and each source chunk's runs repeat states that
-/// other chunks' runs hold too.
-const MERGE_KEYS_PER_CHUNK: f64 = 6.1;
+/// States of the largest merge group, in chunks. Groups hash a state's tiles
+/// as a multiset (`core::part::group_of`), so a group holds whole tile
+/// classes and some are much larger than a chunk: on 4x4 to 32 (chunk size
+/// 4,194,304) the largest of its 827 groups held 15,988,907 states (3.8
+/// chunks; the median group 0.91 M). Larger games have larger classes (4x4 to 64's largest part has
+/// about 4.4 M states a class, 4x4 to 32's 0.75 M), so there this is an
+/// underestimate; the solve's tables still dominate the peak.
+const LARGEST_GROUP_CHUNKS: f64 = 3.8;
+
+/// Run keys per state of a merge group: the largest group of 4x4 to 32 read
+/// 88,306,208 keys from its runs for 15,988,907 states (5.5).
+const MERGE_KEYS_PER_STATE: f64 = 5.6;
+
+/// Bytes per key of a run (delta + varint, zstd level 1): 0.64 measured on
+/// the runs of 4x4 to 32 up to layer 66; rounded up.
+const RUN_BYTES_PER_KEY: f64 = 1.0;
 
 /// Headroom over the modelled peak: the model gives 5.2 GiB for 4x4 to 32,
 /// whose measured peak RSS was 6.37 GiB (README, "Measured"; the process
@@ -601,15 +618,14 @@ pub fn store_size(states: u64) -> StoreSize {
 
 /// Forward pass (merge and enumerate) rate, states per second per core:
 /// measured end to end on 4x4 to 32 (README, "Measured": 1,566,798,892
-/// states in 1220 s on 2 threads, chunk size 4,194,304, kernels on distinct
-/// afterstates).
-pub const ENUMERATE_RATE_PER_CORE: f64 = 0.64e6;
+/// states in 409.9 s on 2 threads, chunk size 4,194,304, groups by tiles).
+pub const ENUMERATE_RATE_PER_CORE: f64 = 1.91e6;
 
 /// Backward pass (solve) kernel rate, states per second per core, without
-/// the table loads: 4x4 to 32's measured solve (1271 s on 2 threads, 0.62 M
+/// the table loads: 4x4 to 32's measured solve (508.8 s on 2 threads, 1.54 M
 /// states/s/core end to end) less its 1,566,798,892 table inserts at
 /// [`TABLE_INSERTS_PER_CORE`] on 2 threads (140 s), over 2 threads.
-pub const SOLVE_RATE_PER_CORE: f64 = 0.69e6;
+pub const SOLVE_RATE_PER_CORE: f64 = 2.12e6;
 
 /// Value-table inserts per second per core when a worker loads a layer: a
 /// worker builds each table on all its threads (lock-free inserts, see
@@ -1038,7 +1054,7 @@ mod tests {
         )
         .unwrap();
         assert!(
-            (p32.duration.solve_seconds - 1271.0).abs() < 15.0,
+            (p32.duration.solve_seconds - 508.8).abs() < 10.0,
             "{:?}",
             p32.duration
         );

@@ -278,45 +278,169 @@ pub fn encode_keys(header: &ChunkHeader, keys: &[u64], level: i32) -> Vec<u8> {
 
 /// Decode and verify keys; `expect` names the chunk the reader asked for.
 pub fn decode_keys(bytes: &[u8], expect: &ChunkHeader) -> Result<Vec<u64>, FormatError> {
+    let stream = stream_keys(bytes, expect)?;
+    let mut keys = Vec::with_capacity(stream.left as usize);
+    for key in stream {
+        keys.push(key?);
+    }
+    Ok(keys)
+}
+
+/// Verify a keys object's header and payload checksum without decoding it,
+/// and return its bytes (to be read later with [`stream_keys`]).
+pub fn verified_bytes(bytes: &[u8], expect: &ChunkHeader) -> Result<Vec<u8>, FormatError> {
+    let (found, _) = ChunkHeader::read(bytes)?;
+    expect.check(&found)?;
+    Ok(bytes.to_vec())
+}
+
+/// Verify a keys object (states or a run) and read its keys one at a time,
+/// decompressing as it goes: memory for a small window, not the whole body.
+/// A damaged body shows up as an `Err` item, after which the stream ends.
+pub fn stream_keys<'a>(
+    bytes: &'a [u8],
+    expect: &ChunkHeader,
+) -> Result<KeyStream<'a>, FormatError> {
     let (found, payload) = ChunkHeader::read(bytes)?;
     expect.check(&found)?;
-    let count = found.count as usize;
-    let body = decompress(payload, count.saturating_mul(10).max(16))?;
-    let mut keys = Vec::with_capacity(count);
-    let mut prev = 0u64;
-    let mut i = 0;
-    while i < body.len() {
+    let decoder = zstd::stream::read::Decoder::with_buffer(payload)
+        .map_err(|e| FormatError::Body(format!("zstd: {e}")))?;
+    Ok(KeyStream {
+        decoder,
+        window: vec![0; STREAM_WINDOW].into_boxed_slice(),
+        pos: 0,
+        len: 0,
+        count: found.count,
+        left: found.count,
+        prev: 0,
+        done: false,
+    })
+}
+
+/// Decompressed bytes a [`KeyStream`] holds at a time.
+const STREAM_WINDOW: usize = 64 << 10;
+
+/// The keys of one verified keys object, in order (see [`stream_keys`]).
+pub struct KeyStream<'a> {
+    decoder: zstd::stream::read::Decoder<'static, &'a [u8]>,
+    window: Box<[u8]>,
+    pos: usize,
+    len: usize,
+    count: u64,
+    left: u64,
+    prev: u64,
+    done: bool,
+}
+
+impl KeyStream<'_> {
+    /// The next body byte, None at the end of the body.
+    #[inline]
+    fn byte(&mut self) -> Result<Option<u8>, FormatError> {
+        if self.pos == self.len {
+            use std::io::Read;
+            self.len = self
+                .decoder
+                .read(&mut self.window)
+                .map_err(|e| FormatError::Body(format!("zstd: {e}")))?;
+            self.pos = 0;
+            if self.len == 0 {
+                return Ok(None);
+            }
+        }
+        self.pos += 1;
+        Ok(Some(self.window[self.pos - 1]))
+    }
+
+    fn key(&mut self) -> Result<Option<u64>, FormatError> {
+        if self.left == 0 {
+            // The body must end with the last key the header counts.
+            return match self.byte()? {
+                None => Ok(None),
+                Some(_) => Err(FormatError::Body(format!(
+                    "more keys than the {} the header says",
+                    self.count
+                ))),
+            };
+        }
+        let d = match self.window[self.pos..self.len].get(..10) {
+            // Fast path: a whole varint (at most 10 bytes) is in the window.
+            Some(w) => {
+                let (mut d, mut i) = (0u64, 0);
+                loop {
+                    let b = w[i];
+                    d |= ((b & 0x7F) as u64) << (7 * i);
+                    i += 1;
+                    if b & 0x80 == 0 {
+                        break;
+                    }
+                    if i == 10 {
+                        return Err(FormatError::Body("varint too long".into()));
+                    }
+                }
+                self.pos += i;
+                d
+            }
+            None => self.slow_varint()?,
+        };
+        self.finish_key(d)
+    }
+
+    /// A varint that may cross the window's end.
+    fn slow_varint(&mut self) -> Result<u64, FormatError> {
         let mut d = 0u64;
         let mut shift = 0;
         loop {
-            let b = *body
-                .get(i)
-                .ok_or_else(|| FormatError::Body("varint cut off".into()))?;
-            i += 1;
+            let Some(b) = self.byte()? else {
+                return Err(if shift == 0 {
+                    FormatError::Body(format!(
+                        "{} keys, header says {}",
+                        self.count - self.left,
+                        self.count
+                    ))
+                } else {
+                    FormatError::Body("varint cut off".into())
+                });
+            };
             if shift > 63 {
                 return Err(FormatError::Body("varint too long".into()));
             }
             d |= ((b & 0x7F) as u64) << shift;
             shift += 7;
             if b & 0x80 == 0 {
-                break;
+                return Ok(d);
             }
         }
-        if d == 0 && !keys.is_empty() {
+    }
+
+    /// Add delta `d` to the previous key.
+    #[inline]
+    fn finish_key(&mut self, d: u64) -> Result<Option<u64>, FormatError> {
+        if d == 0 && self.left != self.count {
             return Err(FormatError::Body("keys not strictly increasing".into()));
         }
-        prev = prev
+        self.prev = self
+            .prev
             .checked_add(d)
             .ok_or_else(|| FormatError::Body("key overflow".into()))?;
-        keys.push(prev);
+        self.left -= 1;
+        Ok(Some(self.prev))
     }
-    if keys.len() != count {
-        return Err(FormatError::Body(format!(
-            "{} keys, header says {count}",
-            keys.len()
-        )));
+}
+
+impl Iterator for KeyStream<'_> {
+    type Item = Result<u64, FormatError>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let key = self.key().transpose();
+        if !matches!(key, Some(Ok(_))) {
+            self.done = true;
+        }
+        key
     }
-    Ok(keys)
 }
 
 /// Encode values (f64, bit-exact).
@@ -400,6 +524,56 @@ mod tests {
         );
     }
 
+    /// A body written under a header with another count, with checksums
+    /// that match: only decoding can tell.
+    fn with_count(keys: &[u64], count: u64) -> (Vec<u8>, ChunkHeader) {
+        let mut h = header(ChunkKind::Run, keys.len() as u64);
+        let mut bytes = encode_keys(&h, keys, 1);
+        h.count = count;
+        let payload = bytes.split_off(HEADER_LEN);
+        (h.write(&payload), h)
+    }
+
+    #[test]
+    fn streams_keys_of_large_bodies_and_refuses_wrong_counts() {
+        // More than one window of body bytes, with keys of every varint length.
+        let keys: Vec<u64> = (1..200_000u64)
+            .scan(0u64, |k, i| {
+                *k += 1 + (crate::part::mix(i) >> (20 + i % 44));
+                Some(*k)
+            })
+            .take_while(|&k| k < u64::MAX / 2)
+            .collect();
+        assert!(keys.len() > 1000);
+        let h = header(ChunkKind::Run, keys.len() as u64);
+        let bytes = encode_keys(&h, &keys, 1);
+        let streamed: Result<Vec<u64>, _> = stream_keys(&bytes, &h).unwrap().collect();
+        assert_eq!(streamed.unwrap(), keys);
+        let dense: Vec<u64> = (5..300_000).collect();
+        let hd = header(ChunkKind::Run, dense.len() as u64);
+        assert_eq!(
+            decode_keys(&encode_keys(&hd, &dense, 1), &hd).unwrap(),
+            dense
+        );
+
+        let (short, hs) = with_count(&[3, 4, 9], 4);
+        assert_eq!(
+            decode_keys(&short, &hs),
+            Err(FormatError::Body("3 keys, header says 4".into()))
+        );
+        let (long, h) = with_count(&[3, 4, 9], 2);
+        assert_eq!(
+            decode_keys(&long, &h),
+            Err(FormatError::Body(
+                "more keys than the 2 the header says".into()
+            ))
+        );
+        // The stream ends after its error.
+        let mut stream = stream_keys(&short, &hs).unwrap();
+        assert_eq!(stream.by_ref().filter(Result::is_err).count(), 1);
+        assert!(stream.next().is_none());
+    }
+
     #[test]
     fn rejects_damage_and_foreign_files() {
         let h = header(ChunkKind::States, 3);
@@ -446,5 +620,10 @@ mod tests {
         let mut v2 = bytes.clone();
         v2[8] = 9;
         assert_eq!(decode_keys(&v2, &h), Err(FormatError::Version { found: 9 }));
+        assert_eq!(verified_bytes(&bytes, &h).unwrap(), bytes);
+        assert!(matches!(
+            verified_bytes(&flipped, &h),
+            Err(FormatError::PayloadChecksum { .. })
+        ));
     }
 }

@@ -1,9 +1,9 @@
 //! Identifiers of the pieces of the state space.
 //!
 //! A *layer* holds the states of one tile sum; a *part* the states of a layer
-//! with one max tile. A part is split by a hash of the state into *groups*
-//! (so that merges of one part run in parallel and need bounded memory), and
-//! each group into sorted *chunks* of bounded size.
+//! with one max tile. A part is split by a hash of its states' tiles (as a
+//! multiset, [`group_of`]) into *groups*, so that merges of one part run in
+//! parallel, and each group into sorted *chunks* of bounded size.
 
 use std::fmt;
 

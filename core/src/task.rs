@@ -262,7 +262,8 @@ impl TaskOutput {
 
 /// The index of one layer, written once its merges are committed: every part
 /// with its group count and chunks. Readers (queries, plots) find a state's
-/// chunk through it: part from the state, group from its hash.
+/// chunk through it: part from the state, group from its tiles
+/// ([`crate::part::group_of`]).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LayerIndex {
     /// Tile sum.

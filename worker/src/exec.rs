@@ -242,7 +242,10 @@ impl Worker {
         group: u32,
         runs: &[RunRef],
     ) -> Result<TaskOutput, WorkerError> {
+        // The runs stay compressed in memory and are decoded as the merge
+        // reads them.
         let mut reads = Vec::with_capacity(runs.len());
+        let mut headers = Vec::with_capacity(runs.len());
         for r in runs {
             let h = self.header(
                 ChunkKind::Run,
@@ -253,13 +256,28 @@ impl Worker {
                 },
                 r.count,
             );
-            reads.push(self.store.read_keys_owned(r.object.clone(), h));
+            headers.push(h);
+            reads.push(self.store.read_key_bytes_owned(r.object.clone(), h));
         }
-        let loaded: Vec<Vec<u64>> = futures::stream::iter(reads)
+        let loaded: Vec<Vec<u8>> = futures::stream::iter(reads)
             .buffered(8)
             .try_collect()
             .await?;
-        let states = self.blocking(task, move || kernel::merge(loaded)).await?;
+        let merged = self
+            .blocking(task, move || {
+                let streams = loaded
+                    .iter()
+                    .zip(&headers)
+                    .enumerate()
+                    .map(|(i, (bytes, h))| chunk::stream_keys(bytes, h).map_err(|e| (i, e)))
+                    .collect::<Result<Vec<_>, _>>()?;
+                kernel::merge(streams)
+            })
+            .await?;
+        let states = merged.map_err(|(i, source)| StoreError::Rejected {
+            object: runs[i].object.clone(),
+            source,
+        })?;
         let mut out = Vec::new();
         for (index, range) in kernel::balanced_splits(states.len(), self.job.chunk_size as usize)
             .into_iter()

@@ -271,13 +271,15 @@ impl Store {
         self.read_verified(object, expect, chunk::decode_keys).await
     }
 
-    /// [`Store::read_keys`] taking owned arguments (for batches of reads).
-    pub async fn read_keys_owned(
+    /// Read a keys object and verify its header and checksums, without
+    /// decoding it: its bytes, for [`chunk::stream_keys`].
+    pub async fn read_key_bytes_owned(
         &self,
         object: String,
         expect: ChunkHeader,
-    ) -> Result<Vec<u64>, StoreError> {
-        self.read_keys(&object, &expect).await
+    ) -> Result<Vec<u8>, StoreError> {
+        self.read_verified(&object, &expect, chunk::verified_bytes)
+            .await
     }
 
     /// Read and verify values.
