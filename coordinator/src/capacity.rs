@@ -516,9 +516,10 @@ fn merge_task_bytes(chunk: u64) -> u64 {
 /// as a multiset (`core::part::group_of`), so a group holds whole tile
 /// classes and some are much larger than a chunk: on 4x4 to 32 (chunk size
 /// 4,194,304) the largest of its 827 groups held 15,988,907 states (3.8
-/// chunks; the median group 0.91 M). Larger games have larger classes (4x4 to 64's largest part has
-/// about 4.4 M states a class, 4x4 to 32's 0.75 M), so there this is an
-/// underestimate; the solve's tables still dominate the peak.
+/// chunks; the median group 0.91 M). Larger games have larger classes (4x4
+/// to 64's largest part has about 4.4 M states a class, 4x4 to 32's 0.75 M),
+/// so there this is an underestimate; the solve's tables still dominate the
+/// peak.
 const LARGEST_GROUP_CHUNKS: f64 = 3.8;
 
 /// Run keys per state of a merge group: the largest group of 4x4 to 32 read

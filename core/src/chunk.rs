@@ -536,7 +536,7 @@ mod tests {
 
     #[test]
     fn streams_keys_of_large_bodies_and_refuses_wrong_counts() {
-        // More than one window of body bytes, with keys of every varint length.
+        // More than one window of body bytes, with varints of 1 to 7 bytes.
         let keys: Vec<u64> = (1..200_000u64)
             .scan(0u64, |k, i| {
                 *k += 1 + (crate::part::mix(i) >> (20 + i % 44));
