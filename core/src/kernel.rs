@@ -332,25 +332,28 @@ fn solve_each(
 ) -> Result<(Vec<f64>, Vec<u8>), SolveError> {
     let n = game.size();
     let mover = Mover::new(n);
-    let results: Vec<Result<Vec<(f64, u8)>, SolveError>> = states
+    let best: Vec<Result<(f64, u8), SolveError>> = states
         .par_chunks(BATCH)
-        .map(|batch| {
-            let mut out = Vec::with_capacity(batch.len());
-            for &s in batch {
+        .flat_map_iter(|batch| {
+            batch.iter().map(|&s| {
                 let q = action_values(game, &mover, sum, s, plus2, plus4)?;
                 let (v, a) = best_action(&q).ok_or(SolveError::Terminal(s))?;
-                out.push((v, a as u8));
-            }
-            Ok(out)
+                Ok((v, a as u8))
+            })
         })
         .collect();
-    let mut values = Vec::with_capacity(states.len());
-    let mut actions = Vec::with_capacity(states.len());
-    for r in results {
-        for (v, a) in r? {
-            values.push(v);
-            actions.push(a);
-        }
+    unzip_best(best)
+}
+
+/// Values and actions of a chunk's states, in order, from each state's
+/// best (value, action); the first error in state order if any.
+fn unzip_best(best: Vec<Result<(f64, u8), SolveError>>) -> Result<(Vec<f64>, Vec<u8>), SolveError> {
+    let mut values = Vec::with_capacity(best.len());
+    let mut actions = Vec::with_capacity(best.len());
+    for r in best {
+        let (v, a) = r?;
+        values.push(v);
+        actions.push(a);
     }
     Ok((values, actions))
 }
@@ -445,14 +448,7 @@ fn solve_piece(
                 .ok_or(SolveError::Terminal(s))
         })
         .collect();
-    let mut values = Vec::with_capacity(states.len());
-    let mut actions = Vec::with_capacity(states.len());
-    for r in best {
-        let (v, a) = r?;
-        values.push(v);
-        actions.push(a);
-    }
-    Ok((values, actions))
+    unzip_best(best)
 }
 
 /// Split sorted `(afterstate << 32 | move)` pairs into pieces of about `size`
