@@ -1,16 +1,43 @@
-//! The `solve2048` command line: thin glue over the coordinator and worker
-//! libraries. `main` parses arguments, sets up logging and calls a library
-//! function per subcommand.
+//! The `solve2048` command line: thin glue over the libraries. `main` parses
+//! arguments, sets up logging and runs one command (`commands/`, one file
+//! each).
 
-mod cli;
-mod cluster;
-mod plot;
+mod args;
+mod commands;
+mod embedded;
+mod figure;
+mod human;
 mod progress;
+mod report;
+mod runtime;
 
 use clap::Parser;
 
+/// Provably optimal 2048 policies by exhaustive enumeration and backward induction.
+#[derive(Parser)]
+#[command(name = "solve2048", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: commands::Command,
+    /// Log format on stderr: human or json (level: SOLVE2048_LOG, e.g. info).
+    #[arg(long, global = true, default_value = "human", value_parser = ["human", "json"])]
+    log_format: String,
+}
+
 fn main() -> std::process::ExitCode {
-    let args = cli::Cli::parse();
+    let args = match Cli::try_parse() {
+        Ok(args) => args,
+        // --help and --version print and succeed; a bad argument is an error
+        // like any other: exit status 1.
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() {
+                std::process::ExitCode::FAILURE
+            } else {
+                std::process::ExitCode::SUCCESS
+            };
+        }
+    };
     let filter = tracing_subscriber::EnvFilter::try_from_env("SOLVE2048_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,usvg=error"));
     let logs = tracing_subscriber::fmt()
@@ -21,7 +48,7 @@ fn main() -> std::process::ExitCode {
     } else {
         logs.init();
     }
-    match cli::run(args) {
+    match commands::run(args.command) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");

@@ -19,12 +19,10 @@
 use std::collections::BTreeMap;
 
 use serde::Serialize;
-use solve2048_core::kernel;
 use solve2048_core::part::PartId;
-use solve2048_core::spawn::Starts;
 use solve2048_core::table::{ValueTable, LOAD_IN_FLIGHT};
 use solve2048_core::task::LayerIndex;
-use solve2048_core::{Board, Game};
+use solve2048_core::Game;
 
 use crate::records::{CoordinatorError, Records};
 
@@ -112,7 +110,7 @@ pub const FOUR_BY_FOUR_TO_16: &[(u32, u8, u64)] = &[
 ];
 
 /// Published totals of non-terminal 4x4 states by target (The Mathematics of
-/// 2048; `shared/reference`), as (target exponent, states). The states with
+/// 2048; `tests/data/published.csv`), as (target exponent, states). The states with
 /// max tile at most 2^(k-1) of any 4x4 game are exactly those of the game to
 /// 2^k, so consecutive totals give the states of each max tile.
 const FOUR_BY_FOUR_TOTALS: [(u8, u64); 3] =
@@ -137,38 +135,16 @@ pub fn enumerate_small(game: &Game) -> Option<Vec<PartCount>> {
 
 /// Every part of `game` by enumerating it in memory; `visit` sees each
 /// part's states.
-fn enumerate_exact(game: &Game, mut visit: impl FnMut(PartId, &[u64])) -> Vec<PartCount> {
-    let mut pending: BTreeMap<PartId, Vec<Vec<u64>>> = BTreeMap::new();
-    for &s in Starts::new(game.size()).weights.keys() {
-        let b = Board(s);
-        let part = PartId {
-            sum: b.tile_sum(),
-            max_exp: b.max_exponent(),
-        };
-        pending.entry(part).or_default().push(vec![s]);
-    }
-    let mut out = Vec::new();
-    while let Some((&part, _)) = pending.first_key_value() {
-        let runs = pending.remove(&part).unwrap_or_default();
-        let streams = runs
-            .into_iter()
-            .map(|r| r.into_iter().map(Ok::<u64, std::convert::Infallible>))
-            .collect();
-        let states = kernel::merge(streams).unwrap_or_else(|(_, e)| match e {});
-        visit(part, &states);
-        out.push(PartCount {
+fn enumerate_exact(game: &Game, visit: impl FnMut(PartId, &[u64])) -> Vec<PartCount> {
+    solve2048_core::in_memory::enumerate(game, visit)
+        .into_iter()
+        .map(|(part, states)| PartCount {
             sum: part.sum,
             max_exp: part.max_exp,
-            states: states.len() as u64,
+            states,
             source: Source::Exact,
-        });
-        let successors =
-            kernel::enumerate(game, part, &states, |_| Some(1)).expect("every part has one group");
-        for (p, groups) in successors {
-            pending.entry(p).or_default().extend(groups);
-        }
-    }
-    out
+        })
+        .collect()
 }
 
 /// A measured max-tile profile of 4x4 as a template: (tile-sum offset from
@@ -900,7 +876,7 @@ mod tests {
 
     #[test]
     fn small_games_are_enumerated_exactly() {
-        // shared/reference/published.csv
+        // tests/data/published.csv
         for (n, target, states) in [
             (2, 8, 15u64),
             (2, 16, 35),
@@ -1064,73 +1040,5 @@ mod tests {
         assert!(rec.worker_memory_gib << 30 >= p.memory.needed_bytes);
         // More cores, less time.
         assert!(p.options[0].duration.total_seconds > p.options[3].duration.total_seconds);
-    }
-
-    /// Measures [`RAW_SUCCESSORS_PER_STATE`]: the mean number of raw
-    /// successors (before deduplication) over every state of 4x4 to 16.
-    /// `cargo test --release -p solve2048-coordinator measure_raw -- --ignored --nocapture`
-    #[test]
-    #[ignore]
-    fn measure_raw_successors() {
-        use solve2048_core::moves::{has_exponent, Direction, Mover};
-        use solve2048_core::spawn::empty_bits;
-        let g = game(4, 16);
-        let mover = Mover::new(4);
-        let (mut states, mut raw, mut most) = (0u64, 0u64, 0u64);
-        let mut by_layer: BTreeMap<u32, (u64, u64)> = BTreeMap::new();
-        enumerate_exact(&g, |part, chunk| {
-            for &s in chunk {
-                let mut r = 0;
-                for dir in Direction::ALL {
-                    let t = mover.apply(s, dir);
-                    if t != s && !has_exponent(t, g.target_exp) {
-                        r += 2 * empty_bits(t, 4).count_ones() as u64;
-                    }
-                }
-                states += 1;
-                raw += r;
-                most = most.max(r);
-                let e = by_layer.entry(part.sum).or_default();
-                e.0 += 1;
-                e.1 += r;
-            }
-        });
-        let (big_sum, big) = by_layer.iter().max_by_key(|e| e.1 .0).unwrap();
-        println!(
-            "4x4 to 16: {states} states, {raw} raw successors, mean {:.2}, max {most}; \
-             largest layer {big_sum} ({} states) mean {:.2}",
-            raw as f64 / states as f64,
-            big.0,
-            big.1 as f64 / big.0 as f64
-        );
-    }
-
-    /// Measures [`TABLE_INSERTS_PER_CORE`].
-    /// `cargo test --release -p solve2048-coordinator measure_inserts -- --ignored --nocapture`
-    #[test]
-    #[ignore]
-    fn measure_inserts() {
-        let n = 50_000_000usize;
-        let keys: Vec<u64> = (1..=n as u64)
-            .map(|i| solve2048_core::part::mix(i) | 1)
-            .collect();
-        let values: Vec<f64> = (0..n).map(|i| i as f64).collect();
-        let t0 = std::time::Instant::now();
-        let t = ValueTable::with_capacity(n);
-        t.insert_many(&keys, &values);
-        let secs = t0.elapsed().as_secs_f64();
-        println!(
-            "{n} inserts on {} threads in {secs:.2} s: {:.1} M/s",
-            rayon::current_num_threads(),
-            n as f64 / secs / 1e6
-        );
-        let t0 = std::time::Instant::now();
-        let found = keys.iter().filter(|&&k| t.get(k).is_some()).count();
-        let secs = t0.elapsed().as_secs_f64();
-        assert_eq!(found, n);
-        println!(
-            "{n} lookups on one thread in {secs:.2} s: {:.1} M/s",
-            n as f64 / secs / 1e6
-        );
     }
 }

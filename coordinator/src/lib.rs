@@ -7,7 +7,8 @@
 //!   layer (exact or estimated), worker memory, store size, duration.
 //! - [`records`]: the job manifest, per-task commit and failure records.
 //! - [`lock`]: the coordinator lock, so one coordinator runs a job at a time.
-//! - [`plan`]: the forward and backward passes over layers, parts and chunks.
+//! - [`driver`]: the stage driver: the forward and backward passes over
+//!   layers, parts and chunks.
 //! - [`scheduler`]: the task queue, leases, heartbeats and the task table.
 //! - [`service`]: the gRPC service over the scheduler, behind a token check.
 //! - [`status`]: the status document, live and in the store; `chunks` rows.
@@ -15,17 +16,18 @@
 //! - [`server`]: a whole job run as a service.
 
 pub mod capacity;
+pub mod driver;
 pub mod lock;
 pub mod metrics;
-pub mod plan;
 pub mod records;
 pub mod scheduler;
 pub mod server;
 pub mod service;
 pub mod status;
 
-pub use plan::{Phase, Progress, Summary};
+pub use driver::{Progress, Summary};
 pub use records::{CoordinatorError, Records};
 pub use scheduler::{LeaseConfig, Scheduler};
 pub use server::{serve_job, ServerConfig, TlsFiles};
 pub use solve2048_core::task::JobManifest;
+pub use solve2048_core::task::Phase;

@@ -17,7 +17,7 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
-use solve2048_core::task::layout;
+use solve2048_store::layout;
 
 use crate::records::{CoordinatorError, Records};
 

@@ -7,16 +7,11 @@
 //! task, rewriting identical bytes) or the record (and skips the task).
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
 
-use futures::TryStreamExt;
-use object_store::path::Path;
-use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 use serde::Serialize;
 use solve2048_core::chunk::FORMAT_VERSION;
-use solve2048_core::task::{
-    layout, JobManifest, JobSpec, LayerIndex, ManifestError, Task, TaskOutput,
-};
+use solve2048_core::task::{JobManifest, JobSpec, LayerIndex, ManifestError, Task, TaskOutput};
+use solve2048_store::{layout, Store, StoreError};
 
 /// Errors of the coordinator.
 #[derive(Debug, thiserror::Error)]
@@ -39,14 +34,9 @@ pub enum CoordinatorError {
         /// Version found.
         found: u16,
     },
-    /// Reading or writing a record failed.
-    #[error("store error on {object}: {reason}")]
-    Store {
-        /// The object.
-        object: String,
-        /// Why.
-        reason: String,
-    },
+    /// Reading or writing the store failed, or a record is damaged.
+    #[error(transparent)]
+    Store(#[from] StoreError),
     /// A record that does not parse.
     #[error("record {object} is damaged: {reason}")]
     Damaged {
@@ -94,6 +84,14 @@ pub enum CoordinatorError {
         /// Why.
         reason: String,
     },
+    /// A task failed in a way no retry can mend (a damaged committed input).
+    #[error("task {task} cannot succeed: {error}")]
+    TaskFatal {
+        /// Task key.
+        task: String,
+        /// The error, naming the object.
+        error: String,
+    },
     /// A task failed on every attempt.
     #[error("task {task} failed {attempts} times; last error: {error}")]
     TaskFailed {
@@ -106,129 +104,57 @@ pub enum CoordinatorError {
     },
 }
 
-/// How long a failing delete is retried before the error stands.
-const DELETE_RETRY_FOR: std::time::Duration = std::time::Duration::from_secs(300);
-
-/// Access to the records of one store.
+/// The records of one job's store.
 #[derive(Clone)]
 pub struct Records {
-    store: Arc<dyn ObjectStore>,
-    location: String,
+    store: Store,
 }
 
 impl Records {
-    /// Records of `store` (described as `location` in messages).
-    pub fn new(store: Arc<dyn ObjectStore>, location: &str) -> Records {
-        Records {
-            store,
-            location: location.to_string(),
-        }
-    }
-
-    async fn get(&self, object: &str) -> Result<Option<Vec<u8>>, CoordinatorError> {
-        let err = |e: object_store::Error| CoordinatorError::Store {
-            object: object.to_string(),
-            reason: e.to_string(),
-        };
-        match self.store.get(&Path::from(object)).await {
-            Ok(r) => Ok(Some(r.bytes().await.map_err(err)?.to_vec())),
-            Err(object_store::Error::NotFound { .. }) => Ok(None),
-            Err(e) => Err(err(e)),
-        }
-    }
-
-    async fn put(&self, object: &str, bytes: Vec<u8>) -> Result<(), CoordinatorError> {
-        self.store
-            .put(&Path::from(object), PutPayload::from(bytes))
-            .await
-            .map(|_| ())
-            .map_err(|e| CoordinatorError::Store {
-                object: object.to_string(),
-                reason: e.to_string(),
-            })
+    /// The records of `store`.
+    pub fn new(store: Store) -> Records {
+        Records { store }
     }
 
     /// The store's location, for messages.
     pub fn location(&self) -> &str {
-        &self.location
+        self.store.location()
     }
 
-    /// Delete an object; a missing one is fine.
-    ///
-    /// object_store retries gets, lists and puts through a server outage, but
-    /// not deletes (S3's DELETE and bulk-delete POST are not flagged
-    /// idempotent, so a connection reset fails at once). Deleting is
-    /// idempotent here, so failures are retried with the same backoff for up
-    /// to [`DELETE_RETRY_FOR`].
+    /// The store itself.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// Delete an object; a missing one is fine (retried, see [`Store::delete`]).
     pub async fn delete(&self, object: &str) -> Result<(), CoordinatorError> {
-        let start = std::time::Instant::now();
-        let mut backoff = std::time::Duration::from_millis(200);
-        loop {
-            match self.store.delete(&Path::from(object)).await {
-                Ok(()) | Err(object_store::Error::NotFound { .. }) => return Ok(()),
-                Err(e) if start.elapsed() < DELETE_RETRY_FOR => {
-                    tracing::warn!(object, error = %e, ?backoff, "delete failed; retrying");
-                    tokio::time::sleep(backoff).await;
-                    backoff = (backoff * 2).min(std::time::Duration::from_secs(15));
-                }
-                Err(e) => {
-                    return Err(CoordinatorError::Store {
-                        object: object.to_string(),
-                        reason: e.to_string(),
-                    })
-                }
-            }
-        }
+        Ok(self.store.delete(object).await?)
     }
 
-    fn parse<T: serde::de::DeserializeOwned>(
-        object: &str,
-        bytes: &[u8],
-    ) -> Result<T, CoordinatorError> {
-        serde_json::from_slice(bytes).map_err(|e| CoordinatorError::Damaged {
-            object: object.to_string(),
-            reason: e.to_string(),
-        })
-    }
-
-    /// Read a JSON object that must exist.
+    /// Read a JSON record that must exist.
     pub async fn get_json<T: serde::de::DeserializeOwned>(
         &self,
         object: &str,
     ) -> Result<T, CoordinatorError> {
-        match self.get(object).await? {
-            Some(bytes) => Self::parse(object, &bytes),
-            None => Err(CoordinatorError::Damaged {
-                object: object.to_string(),
-                reason: "missing".into(),
-            }),
-        }
+        Ok(self.store.get_json(object).await?)
     }
 
-    /// Read a JSON object, or `None` when it does not exist.
+    /// Read a JSON record, or `None` when it does not exist.
     pub async fn get_json_opt<T: serde::de::DeserializeOwned>(
         &self,
         object: &str,
     ) -> Result<Option<T>, CoordinatorError> {
-        match self.get(object).await? {
-            Some(bytes) => Ok(Some(Self::parse(object, &bytes)?)),
-            None => Ok(None),
-        }
+        Ok(self.store.get_json_opt(object).await?)
     }
 
-    /// Names of the objects under `prefix`.
-    pub async fn list(&self, prefix: &str) -> Result<Vec<String>, CoordinatorError> {
-        let err = |e: object_store::Error| CoordinatorError::Store {
-            object: format!("{prefix}/"),
-            reason: e.to_string(),
-        };
-        let metas: Vec<_> = self
-            .store
-            .list(Some(&Path::from(prefix)))
-            .try_collect()
-            .await
-            .map_err(err)?;
-        Ok(metas.into_iter().map(|m| m.location.to_string()).collect())
+    /// Write a JSON record (indexes and summaries derived from commit
+    /// records; rewriting one gives identical bytes).
+    pub async fn put_json<T: Serialize>(
+        &self,
+        object: &str,
+        value: &T,
+    ) -> Result<(), CoordinatorError> {
+        Ok(self.store.put_json(object, value).await?)
     }
 
     /// Record a failed attempt at a task (`failures/<task>.json`), for `chunks`.
@@ -247,43 +173,31 @@ impl Records {
     }
 
     /// Delete every task output not in `keep`: what uncommitted attempts
-    /// (killed workers, lapsed leases) left behind. Returns how many.
+    /// (killed workers, lapsed leases) left behind, and the runs, which
+    /// only live until their merge. Returns how many objects.
     pub async fn sweep(&self, keep: &BTreeSet<String>) -> Result<u64, CoordinatorError> {
         let mut removed = 0;
         for prefix in layout::OUTPUT_PREFIXES {
-            for object in self.list(prefix).await? {
+            for object in self.store.list(prefix).await? {
                 if !keep.contains(&object) {
                     self.delete(&object).await?;
                     removed += 1;
                 }
             }
+            // A local store keeps the folders of deleted objects.
+            self.store.remove_empty_folders(prefix);
         }
         Ok(removed)
-    }
-
-    /// Write a JSON object (indexes and summaries derived from commit records;
-    /// rewriting one gives identical bytes).
-    pub async fn put_json<T: Serialize>(
-        &self,
-        object: &str,
-        value: &T,
-    ) -> Result<(), CoordinatorError> {
-        self.put(object, serde_json::to_vec_pretty(value).unwrap())
-            .await
     }
 
     /// Every layer index in the store (`layers/sSSSSS.json`), by tile sum.
     pub async fn layer_indexes(&self) -> Result<Vec<LayerIndex>, CoordinatorError> {
         let mut sums: Vec<u32> = self
+            .store
             .list("layers")
             .await?
             .iter()
-            .filter_map(|o| {
-                o.strip_prefix("layers/s")?
-                    .strip_suffix(".json")?
-                    .parse()
-                    .ok()
-            })
+            .filter_map(|o| layout::layer_index_sum(o))
             .collect();
         sums.sort_unstable();
         let mut out = Vec::with_capacity(sums.len());
@@ -295,11 +209,11 @@ impl Records {
 
     /// Read the job manifest, if any.
     pub async fn manifest(&self) -> Result<Option<JobManifest>, CoordinatorError> {
-        match self.get(layout::JOB).await? {
+        match self.store.get(layout::JOB).await? {
             Some(bytes) => match JobManifest::parse(&bytes) {
                 Ok(m) => Ok(Some(m)),
                 Err(ManifestError::Version { found }) => Err(CoordinatorError::FormatVersion {
-                    location: self.location.clone(),
+                    location: self.location().to_string(),
                     found,
                 }),
                 Err(ManifestError::Damaged(reason)) => Err(CoordinatorError::Damaged {
@@ -321,33 +235,23 @@ impl Records {
         match self.manifest().await? {
             Some(found) if found == want => Ok(()),
             Some(found) => Err(CoordinatorError::ForeignJob {
-                location: self.location.clone(),
+                location: self.location().to_string(),
                 found: describe(&found.job),
                 requested: describe(job),
             }),
-            None => {
-                self.put(layout::JOB, serde_json::to_vec_pretty(&want).unwrap())
-                    .await
-            }
+            None => self.put_json(layout::JOB, &want).await,
         }
     }
 
     /// The recorded output of a committed task.
     pub async fn committed(&self, task: &Task) -> Result<Option<TaskOutput>, CoordinatorError> {
-        let object = layout::commit(&task.key());
-        match self.get(&object).await? {
-            Some(bytes) => Ok(Some(Self::parse(&object, &bytes)?)),
-            None => Ok(None),
-        }
+        self.get_json_opt(&layout::commit(&task.key())).await
     }
 
     /// Commit a task's output (after all its objects are written).
     pub async fn commit(&self, task: &Task, output: &TaskOutput) -> Result<(), CoordinatorError> {
-        self.put(
-            &layout::commit(&task.key()),
-            serde_json::to_vec(output).unwrap(),
-        )
-        .await
+        let bytes = serde_json::to_vec(output).expect("outputs serialize");
+        Ok(self.store.put(&layout::commit(&task.key()), bytes).await?)
     }
 }
 

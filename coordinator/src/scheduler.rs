@@ -18,11 +18,9 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use solve2048_core::part::{ChunkId, PartId};
-use solve2048_core::task::{AttemptId, Task, TaskOutput};
+use solve2048_core::task::{AttemptId, Failure, Phase, Task, TaskOutput};
 use tokio::sync::{oneshot, Notify};
 use tokio::time::Instant;
-
-use crate::plan::Phase;
 
 /// Lease timing.
 #[derive(Clone, Copy, Debug)]
@@ -144,7 +142,7 @@ pub struct Counters {
 /// How an attempt ended.
 enum Outcome {
     Done(TaskOutput),
-    Failed(String),
+    Failed(Failure),
 }
 
 /// A task waiting for a worker.
@@ -298,7 +296,7 @@ impl Scheduler {
     }
 
     /// Run one attempt at `task` on some worker and wait for its outcome.
-    pub async fn attempt(&self, task: &Task) -> Result<TaskOutput, String> {
+    pub async fn attempt(&self, task: &Task) -> Result<TaskOutput, Failure> {
         let (tx, rx) = oneshot::channel();
         let key = task.key();
         {
@@ -316,13 +314,13 @@ impl Scheduler {
         let outcome = match rx.await {
             Ok(Outcome::Done(out)) => Ok(out),
             Ok(Outcome::Failed(e)) => Err(e),
-            Err(_) => Err("the scheduler dropped the attempt".to_string()),
+            Err(_) => Err(Failure::retry("the scheduler dropped the attempt")),
         };
         if let Err(e) = &outcome {
             let mut st = self.state.lock().unwrap();
             st.counters.attempts_failed += 1;
             if let Some(entry) = st.tasks.get_mut(&task.key()) {
-                entry.last_error = Some(e.clone());
+                entry.last_error = Some(e.message.clone());
             }
         }
         outcome
@@ -458,13 +456,16 @@ impl Scheduler {
     }
 
     /// A worker reports a failure.
-    pub fn fail(&self, worker: &str, lease: AttemptId, error: String) {
+    pub fn fail(&self, worker: &str, lease: AttemptId, failure: Failure) {
         let mut st = self.state.lock().unwrap();
         let _ = Self::touch(&mut st, worker);
         if let Some(leased) = Self::take(&mut st, worker, lease) {
-            tracing::warn!(task = %leased.queued.key, %lease, worker, %error, "attempt failed");
-            let error = format!("on worker {worker}: {error}");
-            let _ = leased.queued.reply.send(Outcome::Failed(error));
+            tracing::warn!(task = %leased.queued.key, %lease, worker, error = %failure, "attempt failed");
+            let failure = Failure {
+                kind: failure.kind,
+                message: format!("on worker {worker}: {}", failure.message),
+            };
+            let _ = leased.queued.reply.send(Outcome::Failed(failure));
         }
     }
 
@@ -499,10 +500,13 @@ impl Scheduler {
             let leased = st.leases.remove(id).unwrap();
             st.counters.leases_expired += 1;
             tracing::warn!(task = %leased.queued.key, lease = %id, worker = %leased.worker, "lease expired");
-            let _ = leased.queued.reply.send(Outcome::Failed(format!(
-                "lease {id} expired: worker {} sent no heartbeat for {:?}",
-                leased.worker, self.config.ttl
-            )));
+            let _ = leased
+                .queued
+                .reply
+                .send(Outcome::Failed(Failure::retry(format!(
+                    "lease {id} expired: worker {} sent no heartbeat for {:?}",
+                    leased.worker, self.config.ttl
+                ))));
         }
         expired.len()
     }
@@ -686,7 +690,7 @@ mod tests {
         tokio::time::advance(Duration::from_secs(11)).await;
         assert_eq!(s.expire(), 1);
         let err = attempt.await.unwrap().unwrap_err();
-        assert!(err.contains("expired"), "{err}");
+        assert!(err.message.contains("expired"), "{err}");
         assert_eq!(s.heartbeat(&w, &[g.lease]).unwrap().0, vec![g.lease]);
         let late = s.complete(&w, g.lease, TaskOutput::StartValue(0.5), 0);
         assert!(late.unwrap_err().contains("not current"));

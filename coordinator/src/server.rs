@@ -8,13 +8,14 @@ use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use solve2048_core::task::{layout, JobSpec};
+use solve2048_core::task::JobSpec;
+use solve2048_store::layout;
 use tokio::net::TcpListener;
 use tonic::transport::server::TcpIncoming;
 use tonic::transport::{Identity, Server, ServerTlsConfig};
 
+use crate::driver::{self, Progress, Summary};
 use crate::lock::Lock;
-use crate::plan::{self, Progress, Summary};
 use crate::records::{CoordinatorError, Records};
 use crate::scheduler::{LeaseConfig, Scheduler};
 use crate::service::{make_service, ServiceState};
@@ -142,7 +143,7 @@ pub async fn serve_job(
         }
     };
     let result = tokio::select! {
-        r = plan::run(records.clone(), config.job, &scheduler, config.max_attempts, progress) => r,
+        r = driver::run(records.clone(), config.job, &scheduler, config.max_attempts, progress) => r,
         e = lock.renew_loop() => Err(e),
         _ = scheduler.expire_loop(Duration::from_millis(250)) => Err(CoordinatorError::Interrupted),
         _ = status_loop => Err(CoordinatorError::Interrupted),

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use solve2048_core::chunk::FORMAT_VERSION;
-use solve2048_core::task::{AttemptId, TaskOutput};
+use solve2048_core::task::{AttemptId, Failure, FailureKind, TaskOutput};
 use solve2048_proto as pb;
 use solve2048_proto::coordinator_server::{Coordinator, CoordinatorServer};
 use tonic::service::interceptor::InterceptedService;
@@ -158,7 +158,11 @@ impl Coordinator for Service {
         let output: TaskOutput = match serde_json::from_str(&r.output_json) {
             Ok(o) => o,
             Err(e) => {
-                scheduler.fail(&r.worker_id, lease, format!("unreadable output: {e}"));
+                scheduler.fail(
+                    &r.worker_id,
+                    lease,
+                    Failure::retry(format!("unreadable output: {e}")),
+                );
                 return Err(Status::invalid_argument(format!("unreadable output: {e}")));
             }
         };
@@ -177,9 +181,11 @@ impl Coordinator for Service {
 
     async fn fail(&self, req: Request<pb::FailRequest>) -> Result<Response<pb::FailReply>, Status> {
         let r = req.into_inner();
-        self.0
-            .scheduler
-            .fail(&r.worker_id, AttemptId(r.lease_id), r.error);
+        self.0.scheduler.fail(
+            &r.worker_id,
+            AttemptId(r.lease_id),
+            failure_of(r.error, r.fatal),
+        );
         Ok(Response::new(pb::FailReply {}))
     }
 
@@ -201,6 +207,18 @@ impl Coordinator for Service {
         Ok(Response::new(pb::StatusReply {
             status_json: (self.0.status)(),
         }))
+    }
+}
+
+/// A failure as a worker reported it.
+fn failure_of(message: String, fatal: bool) -> Failure {
+    Failure {
+        kind: if fatal {
+            FailureKind::Fatal
+        } else {
+            FailureKind::Retry
+        },
+        message,
     }
 }
 

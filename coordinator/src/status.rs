@@ -9,12 +9,12 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 use solve2048_core::part::PartId;
-use solve2048_core::task::layout;
+use solve2048_store::layout;
 
 use crate::lock::{unix_ms, LockRecord, STALE_AFTER};
-use crate::plan::Phase;
 use crate::records::{CoordinatorError, FailureRecord, Records};
 use crate::scheduler::{Counters, Snapshot, TaskEntry, TaskState, WorkerEntry};
+use solve2048_core::task::Phase;
 
 /// Where the job as a whole stands.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -265,6 +265,7 @@ pub struct ChunkRow {
 /// Every chunk task and every unfinished task, from the store alone.
 pub async fn chunk_rows(records: &Records) -> Result<Vec<ChunkRow>, CoordinatorError> {
     let committed: BTreeSet<String> = records
+        .store()
         .list("commits")
         .await?
         .into_iter()
@@ -275,7 +276,7 @@ pub async fn chunk_rows(records: &Records) -> Result<Vec<ChunkRow>, CoordinatorE
         })
         .collect();
     let mut failures: BTreeMap<String, FailureRecord> = BTreeMap::new();
-    for object in records.list("failures").await? {
+    for object in records.store().list("failures").await? {
         if let Some(f) = records.get_json_opt::<FailureRecord>(&object).await? {
             failures.insert(f.task.clone(), f);
         }
@@ -335,11 +336,11 @@ pub async fn chunk_rows(records: &Records) -> Result<Vec<ChunkRow>, CoordinatorE
                         Some((id.group, id.index)),
                         c.count,
                     );
-                    r.objects.push(c.states_object());
+                    r.objects.push(layout::states_of(c));
                     if stage == "solve" {
                         if let Some(s) = part.solved.iter().find(|s| s.chunk.id == id) {
-                            r.objects.push(s.values_object());
-                            r.objects.push(s.policy_object());
+                            r.objects.push(layout::values_of(s));
+                            r.objects.push(layout::policy_of(s));
                         }
                     }
                     listed.insert(key);

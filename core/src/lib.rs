@@ -5,11 +5,16 @@
 //! - [`board`]: the u64 nybble bitboard and its geometry (2x2, 3x3, 4x4).
 //! - [`game`]: a validated game definition (board size, target, discount).
 //! - [`tables`]: precomputed per-row move tables, one set per board size.
-//! - [`moves`]: the four moves, win and loss tests.
+//! - [`direction`]: the four moves as a type (action codes, names).
+//! - [`moves`]: the four moves on the bitboard, win and loss tests.
 //! - [`canonical`]: the 8 symmetries of the square and canonical forms.
 //! - [`spawn`]: tile placement: start states and the successors of a state.
 //! - [`part`]: identifiers of layers, parts, groups and chunks.
+//! - [`layer`]: the structure every side relies on: the parts successors and
+//!   start states fall in, and each part's group count.
 //! - [`chunk`]: the on-disk chunk format (header, checksum, compression).
+//! - [`in_memory`]: a whole small game enumerated and solved in memory with
+//!   the job's kernels (exact counts for `plan`, the kernels' test reference).
 //! - [`kernel`]: the enumerate, merge and solve kernels that tasks run.
 //! - [`policy_file`]: the compact exported-policy file format and its reader.
 //! - [`memory`]: large buffers backed by huge pages.
@@ -22,8 +27,11 @@
 pub mod board;
 pub mod canonical;
 pub mod chunk;
+pub mod direction;
 pub mod game;
+pub mod in_memory;
 pub mod kernel;
+pub mod layer;
 pub mod memory;
 pub mod moves;
 pub mod part;
@@ -35,5 +43,5 @@ pub mod tables;
 pub mod task;
 
 pub use board::Board;
+pub use direction::Direction;
 pub use game::{Game, GameError};
-pub use moves::Direction;

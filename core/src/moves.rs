@@ -1,49 +1,9 @@
 //! The four moves on the bitboard, and the win / loss tests.
 
-use serde::{Deserialize, Serialize};
-
 use crate::board::{block_mask, occupied_bits, LOW_BITS};
 use crate::canonical::transpose;
+use crate::direction::Direction;
 use crate::tables::Tables;
-
-/// A move. The discriminant is the action code stored in policy chunks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[repr(u8)]
-pub enum Direction {
-    /// Toward column 0.
-    Left = 0,
-    /// Toward column n-1.
-    Right = 1,
-    /// Toward row 0.
-    Up = 2,
-    /// Toward row n-1.
-    Down = 3,
-}
-
-impl Direction {
-    /// All four, in action-code order (the tie-break order of the solver).
-    pub const ALL: [Direction; 4] = [
-        Direction::Left,
-        Direction::Right,
-        Direction::Up,
-        Direction::Down,
-    ];
-
-    /// The direction with the given action code.
-    pub fn from_code(code: u8) -> Option<Direction> {
-        Direction::ALL.get(code as usize).copied()
-    }
-
-    /// Lower-case name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Direction::Left => "left",
-            Direction::Right => "right",
-            Direction::Up => "up",
-            Direction::Down => "down",
-        }
-    }
-}
 
 /// Applies moves for one board size.
 #[derive(Clone, Copy)]

@@ -19,6 +19,16 @@ use crate::part::{ChunkId, PartId};
 /// chunk, 9 at 4 Mi); an enumerate task of 3.9 M states held about 2 GB.
 pub const DEFAULT_CHUNK_SIZE: u64 = 1 << 22;
 
+/// The two passes of a job.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Phase {
+    /// Forward enumeration of the reachable states.
+    Enumerate,
+    /// Backward solve of values and policy.
+    Solve,
+}
+
 /// The whole job a task belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct JobSpec {
@@ -112,13 +122,6 @@ pub struct ChunkRef {
     pub attempt: AttemptId,
 }
 
-impl ChunkRef {
-    /// Its states object.
-    pub fn states_object(&self) -> String {
-        layout::states(&self.id, self.attempt)
-    }
-}
-
 /// A solved chunk: its states and the solve attempt that wrote its values
 /// and policy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -131,18 +134,6 @@ pub struct SolvedRef {
     pub values_checksum: u64,
     /// Payload checksum of the policy object.
     pub policy_checksum: u64,
-}
-
-impl SolvedRef {
-    /// Its values object.
-    pub fn values_object(&self) -> String {
-        layout::values(&self.chunk.id, self.attempt)
-    }
-
-    /// Its policy object.
-    pub fn policy_object(&self) -> String {
-        layout::policy(&self.chunk.id, self.attempt)
-    }
 }
 
 /// A stored run: sorted successors of one source for one group of one part.
@@ -228,6 +219,47 @@ impl Task {
     }
 }
 
+/// What a failed attempt means for its task: decided once, by the side that
+/// saw the failure, and carried to the coordinator with it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FailureKind {
+    /// It may succeed if tried again (an I/O error that outlasted the
+    /// store's retries, a lapsed lease, a kernel panic, a worker too small
+    /// for the task): the task is retried and the attempt counts against the
+    /// job's attempt limit.
+    Retry,
+    /// It can never succeed (an input the job committed is damaged or
+    /// missing, or the task does not fit the job): the job stops at once,
+    /// naming the object.
+    Fatal,
+}
+
+/// A failed attempt: what it means and what happened.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Failure {
+    /// Whether retrying can help.
+    pub kind: FailureKind,
+    /// The error, naming the object or task concerned.
+    pub message: String,
+}
+
+impl Failure {
+    /// A failure worth retrying.
+    pub fn retry(message: impl Into<String>) -> Failure {
+        Failure {
+            kind: FailureKind::Retry,
+            message: message.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
 /// What a finished task produced.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum TaskOutput {
@@ -244,20 +276,6 @@ pub enum TaskOutput {
     },
     /// The value of the game.
     StartValue(f64),
-}
-
-impl TaskOutput {
-    /// The store objects it names (to delete an uncommitted attempt's output).
-    pub fn objects(&self) -> Vec<String> {
-        match self {
-            TaskOutput::Runs(runs) => runs.iter().map(|r| r.object.clone()).collect(),
-            TaskOutput::Chunks(chunks) => chunks.iter().map(ChunkRef::states_object).collect(),
-            TaskOutput::Solved { solved, .. } => {
-                vec![solved.values_object(), solved.policy_object()]
-            }
-            TaskOutput::StartValue(_) => Vec::new(),
-        }
-    }
 }
 
 /// The index of one layer, written once its merges are committed: every part
@@ -314,77 +332,4 @@ pub fn result_digest(states: &[u64], values: &[f64], actions: &[u8]) -> u64 {
         .fold(0u64, |acc, ((&s, &v), &a)| {
             acc.wrapping_add(mix(s ^ mix(v.to_bits() ^ mix(a as u64))))
         })
-}
-
-/// Object names in the store, relative to the job's root.
-pub mod layout {
-    use super::*;
-
-    fn chunk_path(kind: &str, id: &ChunkId, attempt: AttemptId) -> String {
-        format!(
-            "{kind}/s{:05}/m{:02}/g{:04}-c{:04}-{attempt}.chunk",
-            id.part.sum, id.part.max_exp, id.group, id.index
-        )
-    }
-
-    /// The job manifest.
-    pub const JOB: &str = "job.json";
-
-    /// The coordinator's lock: who runs the job now.
-    pub const LOCK: &str = "coordinator.json";
-
-    /// The last status snapshot the coordinator wrote.
-    pub const STATUS: &str = "status.json";
-
-    /// States of a chunk, as written by merge attempt `attempt`.
-    pub fn states(id: &ChunkId, attempt: AttemptId) -> String {
-        chunk_path("states", id, attempt)
-    }
-
-    /// Values of a chunk, as written by solve attempt `attempt`.
-    pub fn values(id: &ChunkId, attempt: AttemptId) -> String {
-        chunk_path("values", id, attempt)
-    }
-
-    /// Optimal actions of a chunk, as written by solve attempt `attempt`.
-    pub fn policy(id: &ChunkId, attempt: AttemptId) -> String {
-        chunk_path("policy", id, attempt)
-    }
-
-    /// A run for `group` of `part`, from `source` (a chunk, or the seed),
-    /// written by attempt `attempt`.
-    pub fn run(part: &PartId, group: u32, source: Option<&ChunkId>, attempt: AttemptId) -> String {
-        let from = match source {
-            Some(id) => format!(
-                "s{:05}-m{:02}-g{:04}-c{:04}",
-                id.part.sum, id.part.max_exp, id.group, id.index
-            ),
-            None => "seed".to_string(),
-        };
-        format!(
-            "runs/s{:05}/m{:02}/g{:04}/from-{from}-{attempt}.run",
-            part.sum, part.max_exp, group
-        )
-    }
-
-    /// The prefixes holding task outputs (states, values, policy, runs).
-    pub const OUTPUT_PREFIXES: [&str; 4] = ["states", "values", "policy", "runs"];
-
-    /// The index of layer `sum`.
-    pub fn layer_index(sum: u32) -> String {
-        format!("layers/s{sum:05}.json")
-    }
-
-    /// The summary of a solved job.
-    pub const SUMMARY: &str = "summary.json";
-
-    /// Failures of a task.
-    pub fn failure(task_key: &str) -> String {
-        format!("failures/{task_key}.json")
-    }
-
-    /// Commit record of a task.
-    pub fn commit(task_key: &str) -> String {
-        format!("commits/{task_key}.json")
-    }
 }

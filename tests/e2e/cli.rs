@@ -1,4 +1,5 @@
-//! Running the binary and reading its JSON.
+//! Running the binary and reading its JSON; and specifies: bad input, a
+//! foreign store and a damaged chunk get clear errors and exit status 1.
 
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
@@ -137,6 +138,20 @@ pub fn fails_with(out: &Output, needle: &str) {
 fn bad_input_gets_clear_errors() {
     let dir = tempfile::tempdir().unwrap();
     let s = dir.path().join("s");
+    // Argument errors exit with status 1 like any other error; help is no
+    // error.
+    for args in [
+        &["solve", "--board"][..],
+        &["solve", "--bord", "3"],
+        &["frobnicate"],
+    ] {
+        let out = bin().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert!(!out.stderr.is_empty());
+    }
+    let help = bin().args(["solve", "--help"]).output().unwrap();
+    assert_eq!(help.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&help.stdout).contains("--board"));
     fails_with(
         &solve(&s, &["--board", "5", "--target", "64"]),
         "board size 5 is not supported",

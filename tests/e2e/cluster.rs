@@ -7,7 +7,8 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::cli::{bin, chunk_objects, free_port, solve_json};
+use crate::cli::{bin, chunk_objects, free_port};
+use crate::reference::solved;
 
 const TOKEN: &str = "test-token-0123456789";
 const GAME: [&str; 4] = ["--board", "3", "--target", "512"];
@@ -98,11 +99,11 @@ fn status_json(store: &Path) -> serde_json::Value {
     serde_json::from_slice(&std::fs::read(store.join("status.json")).unwrap()).unwrap()
 }
 
-/// The embedded solve of the same job, for reference.
-fn reference(dir: &Path) -> (serde_json::Value, std::path::PathBuf) {
-    let store = dir.join("embedded");
+/// The embedded solve of the same job, for reference (shared by the tests).
+fn reference() -> (serde_json::Value, std::path::PathBuf) {
     let args: Vec<&str> = GAME.iter().chain(CHUNKS.iter()).copied().collect();
-    (solve_json(&store, &args), store)
+    let r = solved(&args);
+    (r.summary.clone(), r.store.clone())
 }
 
 fn assert_same_results(
@@ -133,7 +134,7 @@ fn metrics(port: u16) -> String {
 #[test]
 fn three_workers_match_the_embedded_solve_and_report_status_and_metrics() {
     let dir = tempfile::tempdir().unwrap();
-    let (embedded, embedded_store) = reference(dir.path());
+    let (embedded, embedded_store) = reference();
     let store = dir.path().join("cluster");
     let (port, metrics_port) = (free_port(), free_port());
     let coord = coordinator(
@@ -167,15 +168,34 @@ fn three_workers_match_the_embedded_solve_and_report_status_and_metrics() {
     assert_same_results(&embedded, &embedded_store, &cluster, &store);
     // Offline status and chunks, from the store alone.
     let out = bin()
-        .args(["status", "--store"])
+        .args(["status", "--json", "--store"])
         .arg(&store)
         .output()
         .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
     assert!(
-        text.contains("done") && text.contains("coordinator stopped cleanly"),
-        "{text}"
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
     );
+    let offline: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(offline["status"]["state"], "done", "{offline}");
+    assert_eq!(offline["status"]["game"], "3x3-to-512");
+    assert_eq!(offline["status"]["start_value"], cluster["start_value"]);
+    assert_eq!(offline["coordinator_alive"], false, "{offline}");
+    assert_eq!(
+        offline["lock"]["running"], false,
+        "stopped cleanly: {offline}"
+    );
+    let text = String::from_utf8_lossy(
+        &bin()
+            .args(["status", "--store"])
+            .arg(&store)
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .to_string();
+    assert!(text.contains("coordinator stopped cleanly"), "{text}");
     let out = bin()
         .args(["chunks", "--store"])
         .arg(&store)
@@ -191,7 +211,7 @@ fn three_workers_match_the_embedded_solve_and_report_status_and_metrics() {
 #[test]
 fn a_worker_killed_mid_task_has_its_task_re_leased() {
     let dir = tempfile::tempdir().unwrap();
-    let (embedded, embedded_store) = reference(dir.path());
+    let (embedded, embedded_store) = reference();
     let store = dir.path().join("cluster");
     let port = free_port();
     let coord = coordinator(&store, port, &[]);
@@ -258,7 +278,7 @@ fn a_worker_killed_mid_task_has_its_task_re_leased() {
 #[test]
 fn a_coordinator_killed_and_restarted_recomputes_nothing_committed() {
     let dir = tempfile::tempdir().unwrap();
-    let (embedded, embedded_store) = reference(dir.path());
+    let (embedded, embedded_store) = reference();
     let store = dir.path().join("cluster");
     let port = free_port();
     let mut coord = coordinator(&store, port, &[]);

@@ -7,6 +7,7 @@ mod cluster;
 mod deploy;
 mod figures;
 mod plan;
+mod reference;
 mod resume;
 mod s3;
 mod use_solution;

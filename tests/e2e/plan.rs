@@ -3,7 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::cli::{bin, solve_json};
+use crate::cli::bin;
+use crate::reference::solved;
 
 fn plan(args: &[&str]) -> std::process::Output {
     bin().arg("plan").args(args).output().unwrap()
@@ -80,12 +81,8 @@ fn plan_4x4_to_64_adds_up_to_the_published_total() {
 
 #[test]
 fn plan_from_a_solved_store_is_exact() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = dir.path().join("s");
-    let solved = solve_json(
-        &store,
-        &["--board", "3", "--target", "64", "--threads", "2"],
-    );
+    let reference = solved(&["--board", "3", "--target", "64"]);
+    let (store, solved) = (&reference.store, &reference.summary);
     let mut want: BTreeMap<u64, u64> = BTreeMap::new();
     for part in solved["parts"].as_array().unwrap() {
         *want.entry(part["sum"].as_u64().unwrap()).or_default() += part["states"].as_u64().unwrap();

@@ -1,31 +1,43 @@
-//! A solve killed with SIGKILL at some instant and rerun finishes with
-//! byte-identical objects (one copy of each), skipping the work already
-//! committed.
+//! Specifies: a solve killed with SIGKILL in the forward pass or in the
+//! backward pass, then rerun, finishes with byte-identical objects (one copy
+//! of each), skipping the work already committed.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use crate::cli::{bin, chunk_objects as objects, solve_json};
+use crate::reference::solved;
 
-fn commits(dir: &Path) -> usize {
-    std::fs::read_dir(dir.join("commits")).map_or(0, |r| r.count())
+const ARGS: [&str; 6] = ["--board", "3", "--target", "256", "--chunk-size", "20000"];
+
+/// Commit records whose task key starts with `prefix` (`enumerate-`,
+/// `solve-`, or `` for all).
+fn commits(dir: &Path, prefix: &str) -> usize {
+    std::fs::read_dir(dir.join("commits")).map_or(0, |r| {
+        r.filter(|e| {
+            e.as_ref()
+                .is_ok_and(|e| e.file_name().to_string_lossy().starts_with(prefix))
+        })
+        .count()
+    })
 }
 
-fn kill_and_resume(kill_after_commits: usize) {
+/// Kill a solve once `n` tasks of the kind `prefix` are committed, check
+/// where it was, resume it, and compare with an uninterrupted solve.
+fn kill_and_resume(prefix: &str, n: usize) {
     let dir = tempfile::tempdir().unwrap();
-    let args = ["--board", "3", "--target", "256", "--chunk-size", "20000"];
-    let clean = solve_json(&dir.path().join("clean"), &args);
+    let clean = solved(&ARGS);
     let store = dir.path().join("killed");
     let mut child = bin()
         .arg("solve")
-        .args(args)
+        .args(ARGS)
         .arg("--store")
         .arg(&store)
         .arg("--json")
         .spawn()
         .unwrap();
     let t0 = Instant::now();
-    while commits(&store) < kill_after_commits {
+    while commits(&store, prefix) < n {
         assert!(
             child.try_wait().unwrap().is_none(),
             "finished before it could be killed"
@@ -35,30 +47,38 @@ fn kill_and_resume(kill_after_commits: usize) {
     }
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
-    let done_before = commits(&store);
-    let resumed = solve_json(&store, &args);
-    assert_eq!(resumed["digest"], clean["digest"]);
-    assert_eq!(resumed["states"], clean["states"]);
+    let done_before = commits(&store, "");
+    let solves_before = commits(&store, "solve-");
+    assert!(!store.join("summary.json").exists(), "killed after the end");
+    if prefix == "solve-" {
+        assert!(solves_before >= n, "the kill landed in the backward pass");
+    } else {
+        assert_eq!(solves_before, 0, "the kill landed in the forward pass");
+    }
+    let resumed = solve_json(&store, &ARGS);
+    let clean_summary = &clean.summary;
+    assert_eq!(resumed["digest"], clean_summary["digest"]);
+    assert_eq!(resumed["states"], clean_summary["states"]);
     assert!(resumed["tasks_skipped"].as_u64().unwrap() >= done_before as u64 - 1);
     assert_eq!(
         resumed["tasks_run"].as_u64().unwrap() + resumed["tasks_skipped"].as_u64().unwrap(),
-        clean["tasks_run"].as_u64().unwrap(),
+        clean_summary["tasks_run"].as_u64().unwrap(),
         "every task ran exactly once across the two runs, except the one in flight"
     );
-    let (a, b) = (objects(&dir.path().join("clean")), objects(&store));
+    let (a, b) = (objects(&clean.store), objects(&store));
     assert_eq!(a.keys().collect::<Vec<_>>(), b.keys().collect::<Vec<_>>());
     for (k, v) in &a {
         assert!(v == &b[k], "{k} differs after resume");
     }
+    assert!(!store.join("runs").exists(), "runs are swept at the end");
 }
 
 #[test]
 fn killed_during_enumeration_resumes_identically() {
-    kill_and_resume(100);
+    kill_and_resume("enumerate-", 60);
 }
 
 #[test]
 fn killed_during_solve_resumes_identically() {
-    // 3x3 to 256 with these chunks commits ~900 forward tasks first.
-    kill_and_resume(1100);
+    kill_and_resume("solve-", 40);
 }

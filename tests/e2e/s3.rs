@@ -19,7 +19,8 @@ use object_store::aws::{AmazonS3, AmazonS3Builder};
 use object_store::path::Path as ObjectPath;
 use object_store::{BackoffConfig, ObjectStore, ObjectStoreExt, PutPayload, RetryConfig};
 
-use crate::cli::{bin, chunk_objects, free_port, logical_chunks, solve_json};
+use crate::cli::{bin, chunk_objects, command_json, free_port, logical_chunks};
+use crate::reference::solved;
 
 /// Credentials in the shape Garage requires (`GK` + 24 hex, 64 hex), which
 /// s3s-fs accepts as well.
@@ -317,13 +318,18 @@ fn finish(child: Child) -> (bool, String, String) {
     )
 }
 
-/// The embedded solve on a local store: the reference every S3 run must
-/// equal.
-fn local_reference(dir: &Path) -> (serde_json::Value, BTreeMap<String, Vec<u8>>) {
-    let store = dir.join("local");
+/// The embedded solve on a local store (shared by the tests): the reference
+/// every S3 run must equal.
+fn local_reference() -> (serde_json::Value, BTreeMap<String, Vec<u8>>) {
     let args: Vec<&str> = GAME.iter().chain(CHUNKS.iter()).copied().collect();
-    let out = solve_json(&store, &args);
-    (out, chunk_objects(&store))
+    let r = solved(&args);
+    (r.summary.clone(), chunk_objects(&r.store))
+}
+
+/// The store of the local reference.
+fn local_store() -> &'static Path {
+    let args: Vec<&str> = GAME.iter().chain(CHUNKS.iter()).copied().collect();
+    &solved(&args).store
 }
 
 /// Same digest, value and chunk objects, byte for byte.
@@ -365,14 +371,15 @@ fn run_job(workers: Vec<Child>, coord: Child) -> serde_json::Value {
 #[test]
 fn two_workers_solve_through_s3_and_the_solution_answers_from_s3() {
     let dir = tempfile::tempdir().unwrap();
-    let local = local_reference(dir.path());
+    let local = local_reference();
     let s3 = S3Server::start(&dir.path().join("s3"));
     let port = free_port();
     let coord = coordinator(&s3, "two-workers", port);
     let workers = vec![worker(&s3, port), worker(&s3, port)];
     let out = run_job(workers, coord);
     assert_same(&local, &out, &s3, "two-workers");
-    // The solution is read straight from S3.
+    // The solution is read straight from S3, and answers as the local one.
+    let board = "2 2 . / . 4 . / . . .";
     let q = s3
         .command()
         .args([
@@ -380,24 +387,35 @@ fn two_workers_solve_through_s3_and_the_solution_answers_from_s3() {
             "--store",
             "s3://jobs/two-workers",
             "--board",
-            "2 2 . / . . . / . . .",
+            board,
             "--json",
         ])
         .output()
         .unwrap();
     assert!(q.status.success(), "{}", String::from_utf8_lossy(&q.stderr));
+    let from_s3: serde_json::Value = serde_json::from_slice(&q.stdout).unwrap();
+    let local_answer = command_json("query", local_store(), &["--board", board]);
+    assert_eq!(from_s3, local_answer);
+    assert!(from_s3["value"].as_f64().unwrap() > 0.0, "{from_s3}");
     let status = s3
         .command()
-        .args(["status", "--store", "s3://jobs/two-workers"])
+        .args(["status", "--store", "s3://jobs/two-workers", "--json"])
         .output()
         .unwrap();
-    assert!(String::from_utf8_lossy(&status.stdout).contains("done"));
+    assert!(
+        status.status.success(),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    let status: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
+    assert_eq!(status["status"]["state"], "done", "{status}");
+    assert_eq!(status["status"]["start_value"], out["start_value"]);
 }
 
 #[test]
 fn a_coordinator_killed_on_s3_resumes_without_recomputing() {
     let dir = tempfile::tempdir().unwrap();
-    let local = local_reference(dir.path());
+    let local = local_reference();
     let s3 = S3Server::start(&dir.path().join("s3"));
     let port = free_port();
     let mut coord = coordinator(&s3, "resume", port);
@@ -420,7 +438,7 @@ fn a_coordinator_killed_on_s3_resumes_without_recomputing() {
 #[test]
 fn the_job_waits_out_an_s3_outage_and_finishes_identically() {
     let dir = tempfile::tempdir().unwrap();
-    let local = local_reference(dir.path());
+    let local = local_reference();
     let mut s3 = S3Server::start(&dir.path().join("s3"));
     let port = free_port();
     let coord = coordinator(&s3, "outage", port);

@@ -1,8 +1,13 @@
-//! Using a solved store: query boards (hand-checked answers), play seeded games.
+//! Specifies: using a solved store: `query` gives hand-checked answers in any
+//! orientation and refuses bad boards, `play` is reproducible and wins at the
+//! start value, `occupancy` ends surely, `export-policy` agrees with `query`,
+//! `plot` draws every series, `verify` names a damaged chunk, and none of
+//! these writes to the store (it may be read-only).
 
 use std::path::Path;
 
 use crate::cli::{bin, command_json, command_ok, fails_with, object_named, solve_json};
+use crate::reference::{copy_store, solved};
 
 fn query(store: &Path, board: &str) -> serde_json::Value {
     command_json("query", store, &["--board", board])
@@ -14,13 +19,11 @@ fn close(v: &serde_json::Value, want: f64) -> bool {
 
 #[test]
 fn query_answers_hand_checked_2x2_boards() {
-    let dir = tempfile::tempdir().unwrap();
-    let s16 = dir.path().join("2-16");
-    solve_json(&s16, &["--board", "2", "--target", "16"]);
+    let s16 = &solved(&["--board", "2", "--target", "16"]).store;
     // 8 4 / 2 . : left and up change nothing. Right gives 8 4 / . 2, then a 2
     // (8 4 / 2 2, won by right, up, left) or a 4 (8 4 / 4 2, lost): 0.9. Down
     // gives 8 . / 2 4, then a 2 (lost) or a 4 (8 4 / 2 4, won): 0.1.
-    let a = query(&s16, "8 4 / 2 .");
+    let a = query(s16, "8 4 / 2 .");
     assert!(close(&a["value"], 0.9), "{a}");
     assert!(close(&a["actions"]["right"], 0.9));
     assert!(close(&a["actions"]["down"], 0.1));
@@ -29,28 +32,27 @@ fn query_answers_hand_checked_2x2_boards() {
     assert_eq!(a["status"], "playing");
     // The same board transposed (not the canonical orientation): right
     // becomes down, and the hex form is accepted too.
-    let t = query(&s16, "8 2 / 4 .");
+    let t = query(s16, "8 2 / 4 .");
     assert_eq!(t["best"], "down");
     assert!(close(&t["actions"]["down"], 0.9) && close(&t["actions"]["right"], 0.1));
-    assert_eq!(query(&s16, t["hex"].as_str().unwrap())["best"], "down");
+    assert_eq!(query(s16, t["hex"].as_str().unwrap())["best"], "down");
 
-    let s8 = dir.path().join("2-8");
-    solve_json(&s8, &["--board", "2", "--target", "8"]);
+    let s8 = &solved(&["--board", "2", "--target", "8"]).store;
     // 4 4 / . . : left and right both make the 8 at once (a tie at 1); up
     // changes nothing; down moves the row and must still win.
-    let tie = query(&s8, "4 4 / . .");
+    let tie = query(s8, "4 4 / . .");
     assert!(close(&tie["actions"]["left"], 1.0) && close(&tie["actions"]["right"], 1.0));
     assert!(tie["actions"]["up"].is_null());
     assert_eq!(tie["best"], "left", "ties go to the first action");
-    assert_eq!(query(&s8, "8 . / . 2")["status"], "won");
-    assert_eq!(query(&s16, "2 4 / 4 2")["status"], "lost");
+    assert_eq!(query(s8, "8 . / . 2")["status"], "won");
+    assert_eq!(query(s16, "2 4 / 4 2")["status"], "lost");
 }
 
 #[test]
 fn query_refuses_bad_boards_and_unsolved_stores() {
     let dir = tempfile::tempdir().unwrap();
     let s = dir.path().join("s");
-    solve_json(&s, &["--board", "2", "--target", "16"]);
+    copy_store(&solved(&["--board", "2", "--target", "16"]).store, &s);
     let q = |board: &str, store: &Path| {
         bin()
             .args(["query", "--board", board])
@@ -73,17 +75,21 @@ fn query_refuses_bad_boards_and_unsolved_stores() {
 
 #[test]
 fn seeded_play_is_reproducible_and_wins_at_the_start_value() {
-    let dir = tempfile::tempdir().unwrap();
-    let s = dir.path().join("s");
-    let solved = solve_json(&s, &["--board", "3", "--target", "512"]);
-    let play = |args: &[&str]| command_json("play", &s, args);
+    let reference = solved(&["--board", "3", "--target", "512"]);
+    let (s, solved) = (&reference.store, &reference.summary);
+    let play = |args: &[&str]| command_json("play", s, args);
     let a = play(&["--seed", "42"]);
     assert_eq!(a, play(&["--seed", "42"]), "same seed, same game");
+    // Moves are named as `query` names them.
+    for step in a["steps"].as_array().unwrap() {
+        let action = step["action"].as_str().unwrap();
+        assert!(["left", "right", "up", "down"].contains(&action), "{step}");
+    }
     assert_ne!(a["steps"], play(&["--seed", "43"])["steps"]);
     assert!(a["steps"].as_array().unwrap().len() > 10);
     // The forward pass under the optimal policy: the game ends won or lost
     // with certainty, and at discount 1 it is won with the start value.
-    let occ = occupancy(&s);
+    let occ = occupancy(s);
     let (win, lose) = (occ["win"].as_f64().unwrap(), occ["lose"].as_f64().unwrap());
     assert!((win + lose - 1.0).abs() < 1e-9, "{occ}");
     assert!(
@@ -91,7 +97,7 @@ fn seeded_play_is_reproducible_and_wins_at_the_start_value() {
         "{occ}"
     );
     assert!(occ["expected_moves"].as_f64().unwrap() > 100.0);
-    export_matches_query(&s, occ["visited_states"].as_u64().unwrap());
+    export_matches_query(s, occ["visited_states"].as_u64().unwrap());
     let many = play(&["--games", "10000", "--seed", "1"]);
     let (rate, start) = (
         many["win_rate"].as_f64().unwrap(),
@@ -153,20 +159,19 @@ fn occupancy_of_a_discounted_game_still_ends_surely() {
 #[test]
 fn plot_draws_every_max_tile_and_the_value_map() {
     let dir = tempfile::tempdir().unwrap();
-    let s = dir.path().join("s");
-    solve_json(&s, &["--board", "3", "--target", "64"]);
+    let s = &solved(&["--board", "3", "--target", "64"]).store;
     let plot = |file: &Path| {
         bin()
             .arg("plot")
             .arg("--store")
-            .arg(&s)
+            .arg(s)
             .arg("--out")
             .arg(file)
             .output()
             .unwrap()
     };
     let svg = dir.path().join("space.svg");
-    command_ok("plot", &s, &["--out".as_ref(), svg.as_os_str()]);
+    command_ok("plot", s, &["--out".as_ref(), svg.as_os_str()]);
     let text = std::fs::read_to_string(&svg).unwrap();
     assert!(text.starts_with("<svg") && text.trim_end().ends_with("</svg>"));
     // 3x3 to 64 has parts with max tiles 2 to 32: one series each, drawn on
@@ -221,4 +226,83 @@ fn verify_reads_back_every_chunk_and_names_a_damaged_one() {
     std::fs::write(&path, bytes).unwrap();
     let out = bin().args(["verify", "--store"]).arg(&s).output().unwrap();
     fails_with(&out, &format!("rejected {name}: payload checksum mismatch"));
+}
+
+/// Every file under `dir` with its size and modification time.
+fn snapshot(dir: &Path) -> Vec<(std::path::PathBuf, u64, std::time::SystemTime)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let e = e.unwrap();
+            let meta = e.metadata().unwrap();
+            out.push((e.path(), meta.len(), meta.modified().unwrap()));
+            if meta.is_dir() {
+                stack.push(e.path());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn reading_a_store_writes_nothing_and_works_read_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = dir.path().join("s");
+    copy_store(&solved(&["--board", "2", "--target", "16"]).store, &s);
+    let before = snapshot(&s);
+    let plot = dir.path().join("p.svg");
+    let export = dir.path().join("p.bin");
+    let read_all = || {
+        query(&s, "2 . / . 2");
+        command_json("play", &s, &["--seed", "3"]);
+        command_json("verify", &s, &[]);
+        command_json("occupancy", &s, &[]);
+        command_json("status", &s, &[]);
+        command_ok("chunks", &s, &[]);
+        command_ok("plot", &s, &["--out".as_ref(), plot.as_os_str()]);
+        command_ok(
+            "export-policy",
+            &s,
+            &[
+                "--threshold".as_ref(),
+                "0".as_ref(),
+                "--out".as_ref(),
+                export.as_os_str(),
+            ],
+        );
+        let out = bin()
+            .args(["plan", "--board", "2", "--target", "16", "--store"])
+            .arg(&s)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    read_all();
+    assert_eq!(before, snapshot(&s), "reading changed the store");
+    // As a user who may not write there (root may write anywhere, so this
+    // part only runs for other users).
+    let root = std::process::Command::new("id")
+        .arg("-u")
+        .output()
+        .unwrap()
+        .stdout;
+    if String::from_utf8_lossy(&root).trim() != "0" {
+        let chmod = |mode: &str| {
+            assert!(std::process::Command::new("chmod")
+                .args(["-R", mode])
+                .arg(&s)
+                .status()
+                .unwrap()
+                .success())
+        };
+        chmod("a-w");
+        read_all();
+        chmod("u+w");
+    }
 }

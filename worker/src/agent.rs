@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use solve2048_core::chunk::FORMAT_VERSION;
-use solve2048_core::task::{AttemptId, JobSpec, Task, TaskOutput};
+use solve2048_core::task::{AttemptId, Failure, FailureKind, JobSpec, Task, TaskOutput};
 use solve2048_proto as pb;
 use solve2048_proto::coordinator_client::CoordinatorClient;
 use tokio::sync::{watch, Notify};
@@ -30,9 +30,9 @@ use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint};
 use tonic::{Code, Request, Status};
 use tracing::Instrument;
 
-use crate::cache::ChunkCache;
+use solve2048_store::{layout, Access, ChunkCache, Store, StoreError};
+
 use crate::exec::Worker;
-use crate::store::{Store, StoreError};
 
 /// How a worker process runs.
 #[derive(Clone)]
@@ -236,7 +236,7 @@ pub async fn run_agent(
                     ))
                 }
                 None => {
-                    let mut store = Store::open(&reg.store)?;
+                    let mut store = Store::open(&reg.store, Access::ReadWrite)?;
                     if let Some((dir, bytes)) = &shared.config.cache {
                         let cache = ChunkCache::open(dir, *bytes).map_err(|e| {
                             AgentError::Job(format!("cache {}: {e}", dir.display()))
@@ -418,7 +418,7 @@ async fn slot_loop(
 /// How a leased task ended here.
 enum Ran {
     Output(TaskOutput),
-    Failed(String),
+    Failed(Failure),
     Abandoned,
     HandBack,
 }
@@ -434,13 +434,16 @@ async fn run_lease(
     let lost = Arc::new(Notify::new());
     held.lock().unwrap().insert(lease.lease_id, lost.clone());
     let ran = match serde_json::from_str::<Task>(&lease.task_json) {
-        Err(e) => Ran::Failed(format!("unreadable task: {e}")),
+        Err(e) => Ran::Failed(Failure {
+            kind: FailureKind::Fatal,
+            message: format!("unreadable task: {e}"),
+        }),
         Ok(task) => {
             let mut hand_back = shared.hand_back.clone();
             tokio::select! {
                 r = worker.run(&task, id) => match r {
                     Ok(out) => Ran::Output(out),
-                    Err(e) => Ran::Failed(e.to_string()),
+                    Err(e) => Ran::Failed(e.failure()),
                 },
                 _ = lost.notified() => Ran::Abandoned,
                 _ = hand_back.wait_for(|&b| b) => Ran::HandBack,
@@ -467,7 +470,7 @@ async fn run_lease(
                     } else {
                         tracing::warn!(reason = %r.reason, "result refused; deleting its outputs");
                         shared.report.lock().unwrap().abandoned += 1;
-                        for object in out.objects() {
+                        for object in layout::outputs_of(&out) {
                             let _ = worker.store().delete(&object).await;
                         }
                     }
@@ -480,13 +483,14 @@ async fn run_lease(
                 }
             }
         },
-        Ran::Failed(error) => {
-            tracing::warn!(%error, "task failed");
+        Ran::Failed(failure) => {
+            tracing::warn!(error = %failure, kind = ?failure.kind, "task failed");
             shared.report.lock().unwrap().failed += 1;
             let req = pb::FailRequest {
                 worker_id: worker_id.to_string(),
                 lease_id: id.0,
-                error,
+                error: failure.message,
+                fatal: failure.kind == FailureKind::Fatal,
             };
             // If this is lost, the lease lapses and the task is retried anyway.
             let _ = client().fail(req).await;

@@ -12,17 +12,18 @@ use std::sync::{Arc, Mutex};
 use futures::{StreamExt, TryStreamExt};
 use solve2048_core::chunk::{self, file_checksum, ChunkHeader, ChunkKind};
 use solve2048_core::kernel::{self, GroupedSuccessors, SolveError};
+use solve2048_core::layer::start_parts;
 use solve2048_core::part::{group_of, ChunkId, PartId};
 use solve2048_core::spawn::Starts;
 use solve2048_core::table::{ValueTable, LOAD_IN_FLIGHT};
 use solve2048_core::task::{
-    layout, result_digest, AttemptId, ChunkRef, JobSpec, RunRef, SolvedRef, TargetGroups, Task,
-    TaskOutput,
+    result_digest, AttemptId, ChunkRef, Failure, FailureKind, JobSpec, RunRef, SolvedRef,
+    TargetGroups, Task, TaskOutput,
 };
 use solve2048_core::Board;
 use tokio::sync::OnceCell;
 
-use crate::store::{Store, StoreError};
+use solve2048_store::{layout, Store, StoreError};
 
 /// Why a task failed.
 #[derive(Debug, thiserror::Error)]
@@ -52,6 +53,33 @@ pub enum WorkerError {
         /// Task key.
         task: String,
     },
+}
+
+impl WorkerError {
+    /// What the failure means for the task: a damaged or missing input, an
+    /// inconsistent one, or a task that does not fit the job can never
+    /// succeed, so the job stops at once; anything else is worth retrying.
+    pub fn kind(&self) -> FailureKind {
+        match self {
+            WorkerError::Store(
+                StoreError::Rejected { .. }
+                | StoreError::Missing { .. }
+                | StoreError::Damaged { .. }
+                | StoreError::ReadOnly { .. },
+            )
+            | WorkerError::Solve { .. }
+            | WorkerError::InvalidTask { .. } => FailureKind::Fatal,
+            WorkerError::Store(_) | WorkerError::Panic { .. } => FailureKind::Retry,
+        }
+    }
+
+    /// The failure to report.
+    pub fn failure(&self) -> Failure {
+        Failure {
+            kind: self.kind(),
+            message: self.to_string(),
+        }
+    }
 }
 
 /// The group count the task gives successor part `part`, if any.
@@ -110,24 +138,19 @@ impl Worker {
     pub async fn run(&self, task: &Task, attempt: AttemptId) -> Result<TaskOutput, WorkerError> {
         match task {
             Task::Seed { targets } => {
-                let starts = Starts::new(self.job.game.size());
                 let mut by_part = GroupedSuccessors::new();
-                for &s in starts.weights.keys() {
-                    let b = Board(s);
-                    let part = PartId {
-                        sum: b.tile_sum(),
-                        max_exp: b.max_exponent(),
-                    };
+                for (part, states) in start_parts(self.job.game.size()) {
                     let groups =
                         group_count(targets, part).ok_or_else(|| WorkerError::InvalidTask {
                             task: task.key(),
                             reason: kernel::UnplannedPart(part).to_string(),
                         })?;
-                    let split = by_part
-                        .entry(part)
-                        .or_insert_with(|| vec![Vec::new(); groups as usize]);
-                    // Start states come in increasing order: each group stays sorted.
-                    split[group_of(s, groups) as usize].push(s);
+                    // Each part's start states are sorted: each group stays sorted.
+                    let mut split = vec![Vec::new(); groups as usize];
+                    for s in states {
+                        split[group_of(s, groups) as usize].push(s);
+                    }
+                    by_part.insert(part, split);
                 }
                 self.write_runs(attempt, None, by_part).await
             }
@@ -185,13 +208,13 @@ impl Worker {
     async fn read_solved(&self, c: SolvedRef) -> Result<(Vec<u64>, Vec<f64>), WorkerError> {
         let states = self.read_states(&c.chunk).await?;
         let h = self.header(ChunkKind::Values, c.chunk.id, c.chunk.count);
-        let values = self.store.read_values(&c.values_object(), &h).await?;
+        let values = self.store.read_values(&layout::values_of(&c), &h).await?;
         Ok((states, values))
     }
 
     async fn read_states(&self, chunk: &ChunkRef) -> Result<Vec<u64>, WorkerError> {
         let h = self.header(ChunkKind::States, chunk.id, chunk.count);
-        Ok(self.store.read_keys(&chunk.states_object(), &h).await?)
+        Ok(self.store.read_keys(&layout::states_of(chunk), &h).await?)
     }
 
     /// Write one run per non-empty hash group of each successor part.

@@ -1,82 +1,15 @@
-//! Whole small games through the fast kernels, driven layer by layer in
-//! memory, against the slow breadth-first reference and published figures.
+//! Specifies: whole small games through the fast kernels, driven layer by
+//! layer in memory (`in_memory`), equal to the slow breadth-first reference
+//! and to the published counts and values (`tests/data/published.csv`).
 //! (The stored, chunked pipeline is tested end to end in the workspace tests.)
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
-use solve2048_core::kernel::{enumerate, solve};
-use solve2048_core::part::PartId;
-use solve2048_core::spawn::Starts;
-use solve2048_core::table::ValueTable;
+use solve2048_core::in_memory::solve as solve_in_memory;
 use solve2048_core::{slow, Game};
 
-struct Solved {
-    parts: BTreeMap<PartId, Vec<u64>>,
-    values: HashMap<u64, f64>,
-    start_value: f64,
-}
-
-fn solve_in_memory(game: &Game) -> Solved {
-    let n = game.size();
-    let mut parts: BTreeMap<PartId, Vec<u64>> = BTreeMap::new();
-    for &s in Starts::new(n).weights.keys() {
-        let b = solve2048_core::Board(s);
-        parts
-            .entry(PartId {
-                sum: b.tile_sum(),
-                max_exp: b.max_exponent(),
-            })
-            .or_default()
-            .push(s);
-    }
-    let mut sum = 4;
-    while parts.keys().any(|p| p.sum >= sum) {
-        let layer: Vec<PartId> = parts.keys().filter(|p| p.sum == sum).copied().collect();
-        for p in layer {
-            let states = parts.get_mut(&p).unwrap();
-            states.sort_unstable();
-            states.dedup();
-            let states = states.clone();
-            for (q, groups) in enumerate(game, p, &states, |_| Some(1)).unwrap() {
-                parts.entry(q).or_default().extend(groups.concat());
-            }
-        }
-        sum += 2;
-    }
-    let mut values = HashMap::new();
-    let mut tables: BTreeMap<u32, ValueTable> = BTreeMap::new();
-    let empty = ValueTable::with_capacity(1);
-    let max_sum = parts.keys().map(|p| p.sum).max().unwrap();
-    for sum in (4..=max_sum).rev().step_by(2) {
-        let layer: Vec<(&PartId, &Vec<u64>)> = parts.iter().filter(|(p, _)| p.sum == sum).collect();
-        let count = layer.iter().map(|(_, s)| s.len()).sum();
-        let table = ValueTable::with_capacity(count);
-        for (_, states) in layer {
-            let (v, _) = solve(
-                game,
-                sum,
-                states,
-                tables.get(&(sum + 2)).unwrap_or(&empty),
-                tables.get(&(sum + 4)).unwrap_or(&empty),
-            )
-            .unwrap();
-            for (&s, &x) in states.iter().zip(&v) {
-                table.insert(s, x);
-                values.insert(s, x);
-            }
-        }
-        tables.insert(sum, table);
-    }
-    let start_value = Starts::new(n).expect(|s| values[&s]);
-    Solved {
-        parts,
-        values,
-        start_value,
-    }
-}
-
 fn published_count(n: u8, target: u64) -> u64 {
-    let csv = include_str!("../../../../shared/reference/published.csv");
+    let csv = include_str!("../../../tests/data/published.csv");
     csv.lines()
         .skip(1)
         .map(|l| l.split(',').collect::<Vec<_>>())

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use solve2048_worker::solution::{LayerStats, VALUE_BINS};
+use solve2048_solution::stats::{LayerStats, VALUE_BINS};
 
 const W: f64 = 900.0;
 const PANEL_H: f64 = 300.0;

@@ -1,4 +1,4 @@
-//! The job as a sequence of stages over layers.
+//! The stage driver: the job as a sequence of stages over layers.
 //!
 //! Forward, for tile sum S = 4, 6, 8, ...: merge every group of every part of
 //! layer S (its runs came from the seed and from enumerating layers S-2 and
@@ -8,37 +8,25 @@
 //! and all go to the [`Scheduler`] at once, which leases them to workers;
 //! each is skipped when its commit record exists.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
 
-use std::collections::BTreeSet;
-
 use futures::{StreamExt, TryStreamExt};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
+use solve2048_core::layer::{group_count, start_parts, successor_parts};
 use solve2048_core::part::PartId;
 use solve2048_core::task::{
-    layout, ChunkRef, JobSpec, LayerIndex, PartIndex, RunRef, SolvedRef, SolvedSummary,
+    ChunkRef, FailureKind, JobSpec, LayerIndex, PartIndex, Phase, RunRef, SolvedRef, SolvedSummary,
     TargetGroups, Task, TaskOutput,
 };
+
+use solve2048_store::layout;
 
 use crate::records::{CoordinatorError, Records};
 use crate::scheduler::Scheduler;
 
-/// Most hash groups a part is split into.
-const MAX_GROUPS: u64 = 4096;
-
 /// Most tasks of a stage submitted to the scheduler at once.
 const MAX_IN_FLIGHT: usize = 1024;
-
-/// The two passes of a job.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Phase {
-    /// Forward enumeration of the reachable states.
-    Enumerate,
-    /// Backward solve of values and policy.
-    Solve,
-}
 
 /// What the job is doing, for progress displays.
 #[derive(Clone, Debug)]
@@ -104,8 +92,8 @@ pub struct Summary {
     pub orphans_removed: u64,
 }
 
-/// Runs one job to the end.
-pub struct Coordinator<'a> {
+/// Drives one job to the end, stage by stage.
+pub struct Driver<'a> {
     records: Records,
     job: JobSpec,
     scheduler: &'a Scheduler,
@@ -126,7 +114,7 @@ pub async fn run(
     progress: &(dyn Fn(&Progress) + Sync),
 ) -> Result<Summary, CoordinatorError> {
     records.open_job(&job).await?;
-    let mut c = Coordinator {
+    let mut c = Driver {
         records,
         job,
         scheduler,
@@ -138,44 +126,7 @@ pub async fn run(
     c.run_job().await
 }
 
-/// Group count of a part: sized from the parts of layer sum-4 that feed it,
-/// which are final before any task writes a run for this part, so the count
-/// is the same on every run of the job.
-fn groups_for(part: PartId, sizes: &BTreeMap<PartId, u64>, chunk_size: u64) -> u32 {
-    if part.sum <= 8 {
-        return 1;
-    }
-    let size = |max_exp: u8| {
-        sizes
-            .get(&PartId {
-                sum: part.sum - 4,
-                max_exp,
-            })
-            .copied()
-            .unwrap_or(0)
-    };
-    let estimate = 2 * (size(part.max_exp) + size(part.max_exp.saturating_sub(1)));
-    estimate.div_ceil(chunk_size.max(1)).clamp(1, MAX_GROUPS) as u32
-}
-
-/// Every part a successor of a state in `part` can fall in.
-fn successor_parts(part: PartId) -> Vec<PartId> {
-    let mut out = Vec::new();
-    for tile in 1..=2u8 {
-        for grew in 0..=1u8 {
-            let p = PartId {
-                sum: part.sum + (2u32 << (tile - 1)),
-                max_exp: (part.max_exp + grew).max(tile),
-            };
-            if !out.contains(&p) {
-                out.push(p);
-            }
-        }
-    }
-    out
-}
-
-impl Coordinator<'_> {
+impl Driver<'_> {
     async fn run_job(&mut self) -> Result<Summary, CoordinatorError> {
         let t0 = Instant::now();
         (self.progress)(&Progress::PhaseStart(Phase::Enumerate));
@@ -271,10 +222,19 @@ impl Coordinator<'_> {
                             });
                             return Ok((out, false));
                         }
-                        Err(e) => {
-                            tracing::warn!(task = %key, attempt, error = %e, "task failed");
-                            records.record_failure(&key, attempt, &e).await?;
-                            last = e;
+                        Err(failure) => {
+                            tracing::warn!(task = %key, attempt, error = %failure, "task failed");
+                            records
+                                .record_failure(&key, attempt, &failure.message)
+                                .await?;
+                            if failure.kind == FailureKind::Fatal {
+                                scheduler.failed(&key);
+                                return Err(CoordinatorError::TaskFatal {
+                                    task: key,
+                                    error: failure.message,
+                                });
+                            }
+                            last = failure.message;
                         }
                     }
                 }
@@ -306,10 +266,12 @@ impl Coordinator<'_> {
         let mut layers: BTreeMap<u32, Vec<ChunkRef>> = BTreeMap::new();
         // Runs waiting to be merged: part -> group -> runs.
         let mut pending: BTreeMap<PartId, BTreeMap<u32, Vec<RunRef>>> = BTreeMap::new();
-        let seed_targets = [4u32, 6, 8]
-            .into_iter()
-            .flat_map(|sum| (1..=2u8).map(move |max_exp| PartId { sum, max_exp }))
-            .map(|part| TargetGroups { part, groups: 1 })
+        let seed_targets = start_parts(self.job.game.size())
+            .into_keys()
+            .map(|part| TargetGroups {
+                part,
+                groups: group_count(part, &sizes, self.job.chunk_size),
+            })
             .collect();
         let seed = self
             .stage(
@@ -352,7 +314,7 @@ impl Coordinator<'_> {
                     .iter()
                     .map(|&part| PartIndex {
                         part,
-                        groups: groups_for(part, &sizes, self.job.chunk_size),
+                        groups: group_count(part, &sizes, self.job.chunk_size),
                         chunks: chunks
                             .iter()
                             .filter(|c| c.id.part == part)
@@ -385,7 +347,7 @@ impl Coordinator<'_> {
                         .into_iter()
                         .map(|part| TargetGroups {
                             part,
-                            groups: groups_for(part, &sizes, self.job.chunk_size),
+                            groups: group_count(part, &sizes, self.job.chunk_size),
                         })
                         .collect(),
                 })
@@ -449,9 +411,9 @@ impl Coordinator<'_> {
             }
             self.records.put_json(&object, &index).await?;
             for r in &refs {
-                keep.insert(r.chunk.states_object());
-                keep.insert(r.values_object());
-                keep.insert(r.policy_object());
+                keep.insert(layout::states_of(&r.chunk));
+                keep.insert(layout::values_of(r));
+                keep.insert(layout::policy_of(r));
             }
             solved.insert(sum, refs);
         }
@@ -502,96 +464,5 @@ fn states_of(task: &Task, out: &TaskOutput) -> u64 {
         (Task::Enumerate { chunk, .. }, _) | (Task::Solve { chunk, .. }, _) => chunk.count,
         (_, TaskOutput::Chunks(c)) => c.iter().map(|c| c.count).sum(),
         _ => 0,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn successor_parts_cover_growth_and_small_tiles() {
-        let p = successor_parts(PartId {
-            sum: 20,
-            max_exp: 3,
-        });
-        assert_eq!(
-            p,
-            vec![
-                PartId {
-                    sum: 22,
-                    max_exp: 3
-                },
-                PartId {
-                    sum: 22,
-                    max_exp: 4
-                },
-                PartId {
-                    sum: 24,
-                    max_exp: 3
-                },
-                PartId {
-                    sum: 24,
-                    max_exp: 4
-                }
-            ]
-        );
-        // Two 2s: a spawned 4 becomes the max tile.
-        let p = successor_parts(PartId { sum: 4, max_exp: 1 });
-        assert!(p.contains(&PartId { sum: 8, max_exp: 2 }));
-        assert!(p.contains(&PartId { sum: 6, max_exp: 1 }));
-    }
-
-    #[test]
-    fn group_counts_follow_feeding_parts() {
-        let mut sizes = BTreeMap::new();
-        sizes.insert(
-            PartId {
-                sum: 36,
-                max_exp: 5,
-            },
-            1000,
-        );
-        sizes.insert(
-            PartId {
-                sum: 36,
-                max_exp: 4,
-            },
-            500,
-        );
-        assert_eq!(
-            groups_for(
-                PartId {
-                    sum: 40,
-                    max_exp: 5
-                },
-                &sizes,
-                100
-            ),
-            30
-        );
-        assert_eq!(
-            groups_for(
-                PartId {
-                    sum: 40,
-                    max_exp: 6
-                },
-                &sizes,
-                100
-            ),
-            20
-        );
-        assert_eq!(groups_for(PartId { sum: 8, max_exp: 2 }, &sizes, 1), 1);
-        assert_eq!(
-            groups_for(
-                PartId {
-                    sum: 40,
-                    max_exp: 9
-                },
-                &sizes,
-                100
-            ),
-            1
-        );
     }
 }

@@ -1,0 +1,94 @@
+//! A whole small game (2x2, 3x3, 4x4 to 16) enumerated and solved in memory,
+//! layer by layer, with the same kernels a stored job runs: the exact counts
+//! of `plan` for small games, and the reference the kernel tests compare
+//! against the slow implementation.
+
+use std::collections::{BTreeMap, HashMap};
+
+use crate::kernel;
+use crate::layer::{part_of, start_parts};
+use crate::part::PartId;
+use crate::spawn::Starts;
+use crate::table::ValueTable;
+use crate::Game;
+
+/// Every part of `game`, in (sum, max tile) order, with its number of
+/// states; `visit` sees each part's sorted states once. Holds the parts of
+/// the next two layers at a time.
+pub fn enumerate(game: &Game, mut visit: impl FnMut(PartId, &[u64])) -> Vec<(PartId, u64)> {
+    let mut pending: BTreeMap<PartId, Vec<Vec<u64>>> = start_parts(game.size())
+        .into_iter()
+        .map(|(part, states)| (part, vec![states]))
+        .collect();
+    let mut out = Vec::new();
+    while let Some((part, runs)) = pending.pop_first() {
+        let streams = runs
+            .into_iter()
+            .map(|r| r.into_iter().map(Ok::<u64, std::convert::Infallible>))
+            .collect();
+        let states = kernel::merge(streams).unwrap_or_else(|(_, e)| match e {});
+        visit(part, &states);
+        out.push((part, states.len() as u64));
+        let successors =
+            kernel::enumerate(game, part, &states, |_| Some(1)).expect("every part has one group");
+        for (p, groups) in successors {
+            pending.entry(p).or_default().extend(groups);
+        }
+    }
+    out
+}
+
+/// A small game solved in memory.
+pub struct Solved {
+    /// The states of every part, sorted.
+    pub parts: BTreeMap<PartId, Vec<u64>>,
+    /// The value of every state.
+    pub values: HashMap<u64, f64>,
+    /// The value of the game from the random start.
+    pub start_value: f64,
+}
+
+/// Enumerate and solve `game` in memory (every state and value is held: for
+/// small games only).
+pub fn solve(game: &Game) -> Solved {
+    let mut parts = BTreeMap::new();
+    enumerate(game, |part, states| {
+        parts.insert(part, states.to_vec());
+    });
+    let mut values = HashMap::new();
+    let mut tables: BTreeMap<u32, ValueTable> = BTreeMap::new();
+    let empty = ValueTable::with_capacity(1);
+    let max_sum = parts.keys().map(|p| p.sum).max().unwrap_or(0);
+    for sum in (4..=max_sum).rev().step_by(2) {
+        let layer: Vec<&Vec<u64>> = parts
+            .iter()
+            .filter(|(p, _)| p.sum == sum)
+            .map(|(_, s)| s)
+            .collect();
+        let table = ValueTable::with_capacity(layer.iter().map(|s| s.len()).sum());
+        for states in layer {
+            let (v, _) = kernel::solve(
+                game,
+                sum,
+                states,
+                tables.get(&(sum + 2)).unwrap_or(&empty),
+                tables.get(&(sum + 4)).unwrap_or(&empty),
+            )
+            .expect("a whole game's layers are complete");
+            for (&s, &x) in states.iter().zip(&v) {
+                table.insert(s, x);
+                values.insert(s, x);
+            }
+        }
+        tables.insert(sum, table);
+    }
+    let start_value = Starts::new(game.size()).expect(|s| values[&s]);
+    debug_assert!(values
+        .keys()
+        .all(|&s| parts[&part_of(s)].binary_search(&s).is_ok()));
+    Solved {
+        parts,
+        values,
+        start_value,
+    }
+}

@@ -1,0 +1,45 @@
+//! The kernels that tasks run: [`enumerate`] (successors of one chunk),
+//! [`merge`] (runs into the final sorted states of one group), and [`solve`]
+//! (values and optimal actions of one chunk from the values of the next two
+//! layers).
+//!
+//! Each kernel is a pure function of its inputs and parallelises with rayon;
+//! its result does not depend on the number of threads.
+
+use std::ops::Range;
+
+pub mod enumerate;
+pub mod merge;
+pub mod solve;
+
+pub use enumerate::{enumerate, GroupedSuccessors, UnplannedPart};
+pub use merge::merge;
+pub use solve::{action_values, afterstate_value, best_action, solve, SolveError};
+
+/// States a rayon job takes at a time inside a kernel.
+const BATCH: usize = 1024;
+
+/// Split `len` items into the fewest pieces of at most `max` items, with sizes
+/// differing by at most one.
+pub fn balanced_splits(len: usize, max: usize) -> Vec<Range<usize>> {
+    if len == 0 {
+        return Vec::new();
+    }
+    let pieces = len.div_ceil(max.max(1));
+    (0..pieces)
+        .map(|i| (i * len / pieces)..((i + 1) * len / pieces))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_are_balanced() {
+        assert_eq!(balanced_splits(10, 4), vec![0..3, 3..6, 6..10]);
+        assert_eq!(balanced_splits(8, 4), vec![0..4, 4..8]);
+        assert_eq!(balanced_splits(3, 100), vec![0..3]);
+        assert!(balanced_splits(0, 5).is_empty());
+    }
+}

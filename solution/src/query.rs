@@ -1,0 +1,102 @@
+//! A question about a board a person gives (any orientation): its status,
+//! its value, the value of each move and the best one, in that orientation.
+
+use solve2048_core::canonical::{canonical_with_symmetry, direction_image, inverse};
+use solve2048_core::kernel;
+use solve2048_core::moves::has_exponent;
+use solve2048_core::spawn::for_each_spawn;
+use solve2048_core::table::ValueTable;
+use solve2048_core::{Board, Direction};
+
+use crate::solution::{QueryError, Solution};
+
+/// Where a board stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// The target tile is on the board.
+    Won,
+    /// No legal move.
+    Lost,
+    /// Still playing.
+    Playing,
+}
+
+/// The answer to a query, in the orientation of the board asked about.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Answer {
+    /// Won, lost or playing.
+    pub status: Status,
+    /// Win probability under optimal play.
+    pub value: f64,
+    /// Value of each action (left, right, up, down); None where illegal.
+    pub actions: [Option<f64>; 4],
+    /// The optimal action (the stored policy, mapped to this orientation).
+    pub best: Option<Direction>,
+}
+
+impl Solution {
+    /// Answer for a board given by a person (any orientation, side `n`).
+    pub async fn query(&self, board: u64, n: usize) -> Result<Answer, QueryError> {
+        let game = self.game;
+        if n != game.size() || !Board(board).fits(game.size()) {
+            return Err(QueryError::WrongSize {
+                found: n,
+                game: game.name(),
+            });
+        }
+        let unreachable = || QueryError::Unreachable {
+            board: Board(board).to_text(n),
+            game: game.name(),
+        };
+        if has_exponent(board, game.target_exp) {
+            return Ok(Answer {
+                status: Status::Won,
+                value: 1.0,
+                actions: [None; 4],
+                best: None,
+            });
+        }
+        if self.mover.is_lost(board) {
+            return Ok(Answer {
+                status: Status::Lost,
+                value: 0.0,
+                actions: [None; 4],
+                best: None,
+            });
+        }
+        let (canon, g) = canonical_with_symmetry(board, n);
+        let (value, canon_best) = self.lookup(canon).await?.ok_or_else(unreachable)?;
+        // Look up every non-terminal successor, then evaluate the moves with
+        // the solver's own formula (kernel::action_values), in this orientation.
+        let sum = Board(board).tile_sum();
+        let mut successors = Vec::new();
+        for dir in Direction::ALL {
+            let t = self.mover.apply(board, dir);
+            if t != board && !has_exponent(t, game.target_exp) {
+                for_each_spawn(t, n, self.mover.tables(), |two, four| {
+                    successors.push((two, four))
+                });
+            }
+        }
+        let plus2 = ValueTable::with_capacity(successors.len());
+        let plus4 = ValueTable::with_capacity(successors.len());
+        for &(two, four) in &successors {
+            for (key, table) in [(two, &plus2), (four, &plus4)] {
+                if !self.mover.is_lost(key) {
+                    let (v, _) = self.lookup(key).await?.ok_or_else(unreachable)?;
+                    table.insert(key, v);
+                }
+            }
+        }
+        let actions = kernel::action_values(&game, &self.mover, sum, board, &plus2, &plus4)
+            .map_err(|_| unreachable())?;
+        let best = direction_image(canon_best, inverse(g));
+        Ok(Answer {
+            status: Status::Playing,
+            value,
+            actions,
+            best: Some(best),
+        })
+    }
+}

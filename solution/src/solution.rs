@@ -1,0 +1,232 @@
+//! A solved store opened for questions: the value and optimal action of any
+//! canonical state, found through the layer index.
+//!
+//! A state is found through its layer's index: its tile sum names the layer,
+//! its max tile the part, its tiles the group; the group's few chunks are
+//! read (verified) once and kept in memory for later lookups.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use solve2048_core::chunk::{ChunkHeader, ChunkKind, FORMAT_VERSION};
+use solve2048_core::moves::Mover;
+use solve2048_core::part::{group_of, ChunkId};
+use solve2048_core::task::{JobManifest, LayerIndex, ManifestError, SolvedRef, SolvedSummary};
+use solve2048_core::{Board, Direction, Game};
+use solve2048_store::{layout, Store, StoreError};
+
+/// Why a question about a solution could not be answered.
+#[derive(Debug, thiserror::Error)]
+pub enum QueryError {
+    /// The store has no job at all.
+    #[error("store {location} holds no solve2048 job (no job.json)")]
+    NoJob {
+        /// Store location.
+        location: String,
+    },
+    /// The job exists but has not finished.
+    #[error("store {location} is not solved yet ({game}): finish it with `solve2048 solve` first")]
+    NotSolved {
+        /// Store location.
+        location: String,
+        /// The game.
+        game: String,
+    },
+    /// Another format version.
+    #[error("store {location} uses chunk format version {found}; this build reads version {FORMAT_VERSION}")]
+    FormatVersion {
+        /// Store location.
+        location: String,
+        /// Version found.
+        found: u16,
+    },
+    /// A board of another size than the game's.
+    #[error("the board is {found}x{found} but the store solves {game}")]
+    WrongSize {
+        /// Board side given.
+        found: usize,
+        /// The game.
+        game: String,
+    },
+    /// A board no play of this game reaches.
+    #[error("board {board} is not reachable in {game}")]
+    Unreachable {
+        /// The board as text.
+        board: String,
+        /// The game.
+        game: String,
+    },
+    /// A JSON record that does not parse.
+    #[error("record {object} is damaged: {reason}")]
+    Damaged {
+        /// The object.
+        object: String,
+        /// Why.
+        reason: String,
+    },
+    /// Reading the store failed or an object was rejected.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// A solved chunk that reads back but does not agree with the job's
+    /// records (wrong order, or totals that differ from the summary).
+    #[error("verification failed at {object}: {reason}")]
+    Mismatch {
+        /// The object (or record) that disagrees.
+        object: String,
+        /// How.
+        reason: String,
+    },
+}
+
+/// A solved chunk read back: its states, values and policy.
+pub(crate) struct Loaded {
+    pub(crate) states: Vec<u64>,
+    pub(crate) values: Vec<f64>,
+    pub(crate) policy: Vec<u8>,
+}
+
+/// A solved store, opened for questions.
+pub struct Solution {
+    pub(crate) store: Store,
+    pub(crate) game: Game,
+    summary: SolvedSummary,
+    pub(crate) mover: Mover,
+    // std Mutexes: held only for map look-ups and inserts, never across an await.
+    layers: Mutex<HashMap<u32, Option<Arc<LayerIndex>>>>,
+    chunks: Mutex<HashMap<ChunkId, Arc<Loaded>>>,
+}
+
+impl Solution {
+    /// Open a solved store.
+    pub async fn open(store: Store) -> Result<Solution, QueryError> {
+        let location = store.location().to_string();
+        let manifest = store
+            .get(layout::JOB)
+            .await?
+            .ok_or_else(|| QueryError::NoJob {
+                location: location.clone(),
+            })?;
+        let manifest = JobManifest::parse(&manifest).map_err(|e| match e {
+            ManifestError::Version { found } => QueryError::FormatVersion {
+                location: location.clone(),
+                found,
+            },
+            ManifestError::Damaged(reason) => QueryError::Damaged {
+                object: layout::JOB.to_string(),
+                reason,
+            },
+        })?;
+        let game = manifest.job.game;
+        let summary = store
+            .get(layout::SUMMARY)
+            .await?
+            .ok_or_else(|| QueryError::NotSolved {
+                location: location.clone(),
+                game: game.name(),
+            })?;
+        let summary = parse(layout::SUMMARY, &summary)?;
+        Ok(Solution {
+            store,
+            game,
+            summary,
+            mover: Mover::new(game.size()),
+            layers: Mutex::new(HashMap::new()),
+            chunks: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The game solved.
+    pub fn game(&self) -> &Game {
+        &self.game
+    }
+
+    /// The summary written at the end of the solve.
+    pub fn summary(&self) -> &SolvedSummary {
+        &self.summary
+    }
+
+    pub(crate) async fn layer(&self, sum: u32) -> Result<Option<Arc<LayerIndex>>, QueryError> {
+        if let Some(l) = self.layers.lock().unwrap().get(&sum) {
+            return Ok(l.clone());
+        }
+        let object = layout::layer_index(sum);
+        let index = match self.store.get(&object).await? {
+            Some(bytes) => Some(Arc::new(parse::<LayerIndex>(&object, &bytes)?)),
+            None => None,
+        };
+        self.layers.lock().unwrap().insert(sum, index.clone());
+        Ok(index)
+    }
+
+    async fn chunk(&self, solved: &SolvedRef) -> Result<Arc<Loaded>, QueryError> {
+        let id = solved.chunk.id;
+        if let Some(c) = self.chunks.lock().unwrap().get(&id) {
+            return Ok(c.clone());
+        }
+        let loaded = Arc::new(self.read_chunk(solved).await?);
+        self.chunks.lock().unwrap().insert(id, loaded.clone());
+        Ok(loaded)
+    }
+
+    /// Read and verify a solved chunk's states, values and policy (uncached).
+    pub(crate) async fn read_chunk(&self, solved: &SolvedRef) -> Result<Loaded, QueryError> {
+        let h = |kind| ChunkHeader {
+            kind,
+            game: self.game,
+            id: solved.chunk.id,
+            count: solved.chunk.count,
+        };
+        let states = self
+            .store
+            .read_keys(&layout::states_of(&solved.chunk), &h(ChunkKind::States))
+            .await?;
+        let values = self
+            .store
+            .read_values(&layout::values_of(solved), &h(ChunkKind::Values))
+            .await?;
+        let policy = self
+            .store
+            .read_policy(&layout::policy_of(solved), &h(ChunkKind::Policy))
+            .await?;
+        Ok(Loaded {
+            states,
+            values,
+            policy,
+        })
+    }
+
+    /// Value and optimal action (in the canonical orientation) of a canonical
+    /// non-terminal state; None when no play reaches it.
+    pub async fn lookup(&self, state: u64) -> Result<Option<(f64, Direction)>, QueryError> {
+        let b = Board(state);
+        let Some(layer) = self.layer(b.tile_sum()).await? else {
+            return Ok(None);
+        };
+        let Some(part) = layer
+            .parts
+            .iter()
+            .find(|p| p.part.max_exp == b.max_exponent())
+        else {
+            return Ok(None);
+        };
+        let group = group_of(state, part.groups);
+        for c in part.solved.iter().filter(|c| c.chunk.id.group == group) {
+            let loaded = self.chunk(c).await?;
+            if let Ok(i) = loaded.states.binary_search(&state) {
+                let dir = Direction::from_code(loaded.policy[i]).unwrap_or(Direction::Left);
+                return Ok(Some((loaded.values[i], dir)));
+            }
+        }
+        Ok(None)
+    }
+}
+
+pub(crate) fn parse<T: serde::de::DeserializeOwned>(
+    object: &str,
+    bytes: &[u8],
+) -> Result<T, QueryError> {
+    serde_json::from_slice(bytes).map_err(|e| QueryError::Damaged {
+        object: object.to_string(),
+        reason: e.to_string(),
+    })
+}

@@ -1,0 +1,52 @@
+//! Per-layer counts and value histograms, for plots.
+
+use solve2048_core::chunk::{ChunkHeader, ChunkKind};
+use solve2048_store::layout;
+
+use crate::solution::{QueryError, Solution};
+
+/// Number of value bins in [`LayerStats::values`].
+pub const VALUE_BINS: usize = 20;
+
+/// Counts of one layer, for plots.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct LayerStats {
+    /// Tile sum.
+    pub sum: u32,
+    /// (max-tile exponent, states) of each part.
+    pub parts: Vec<(u8, u64)>,
+    /// States whose value falls in each of [`VALUE_BINS`] equal bins of [0, 1]
+    /// (a value of exactly 1 counts in the last bin).
+    pub values: [u64; VALUE_BINS],
+}
+
+impl Solution {
+    /// Per-layer state counts by part and value histograms, reading every
+    /// value chunk once (one chunk in memory at a time).
+    pub async fn layer_stats(&self) -> Result<Vec<LayerStats>, QueryError> {
+        let mut out = Vec::new();
+        for &sum in &self.summary().layers {
+            let Some(layer) = self.layer(sum).await? else {
+                continue;
+            };
+            let mut values = [0u64; VALUE_BINS];
+            let mut parts = Vec::new();
+            for part in &layer.parts {
+                parts.push((part.part.max_exp, part.chunks.iter().map(|c| c.count).sum()));
+                for c in &part.solved {
+                    let h = ChunkHeader {
+                        kind: ChunkKind::Values,
+                        game: self.game,
+                        id: c.chunk.id,
+                        count: c.chunk.count,
+                    };
+                    for v in self.store.read_values(&layout::values_of(c), &h).await? {
+                        values[((v * VALUE_BINS as f64) as usize).min(VALUE_BINS - 1)] += 1;
+                    }
+                }
+            }
+            out.push(LayerStats { sum, parts, values });
+        }
+        Ok(out)
+    }
+}

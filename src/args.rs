@@ -1,0 +1,127 @@
+//! Argument groups that several commands share, written once and flattened
+//! into each command (`#[command(flatten)]`).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context;
+use solve2048_coordinator::LeaseConfig;
+use solve2048_core::task::JobSpec;
+use solve2048_core::Game;
+
+/// The game: board size and target tile.
+#[derive(clap::Args, Clone, Debug)]
+pub struct GameArgs {
+    /// Board side: 2, 3 or 4.
+    #[arg(long)]
+    pub board: u32,
+    /// Target tile: a power of two (8 to 32768; smaller boards hold less).
+    #[arg(long)]
+    pub target: u64,
+}
+
+impl GameArgs {
+    /// The validated game with `discount`.
+    pub fn game(&self, discount: f64) -> anyhow::Result<Game> {
+        Ok(Game::new(self.board, self.target, discount)?)
+    }
+}
+
+/// A job: the game, its discount, and how its store is chunked and
+/// compressed (`solve` and `coordinator`).
+#[derive(clap::Args, Clone, Debug)]
+pub struct JobArgs {
+    #[command(flatten)]
+    pub game: GameArgs,
+    /// Discount per move, in (0, 1].
+    #[arg(long, default_value_t = 1.0)]
+    pub discount: f64,
+    /// Largest number of states in one chunk.
+    #[arg(long, default_value_t = solve2048_core::task::DEFAULT_CHUNK_SIZE)]
+    pub chunk_size: u64,
+    /// zstd level of stored chunks.
+    #[arg(long, default_value_t = 3)]
+    pub zstd_level: i32,
+}
+
+impl JobArgs {
+    /// The validated job.
+    pub fn spec(&self) -> anyhow::Result<JobSpec> {
+        let game = self.game.game(self.discount)?;
+        anyhow::ensure!(self.chunk_size >= 1, "--chunk-size must be at least 1");
+        anyhow::ensure!(
+            (1..=22).contains(&self.zstd_level),
+            "--zstd-level must be 1 to 22"
+        );
+        Ok(JobSpec {
+            game,
+            chunk_size: self.chunk_size,
+            zstd_level: self.zstd_level,
+        })
+    }
+}
+
+/// Lease settings of a coordinator (`coordinator` and the embedded `solve`).
+#[derive(clap::Args, Clone, Debug)]
+pub struct LeaseArgs {
+    /// A lease lapses (and its task is re-queued) after this many seconds
+    /// without a heartbeat.
+    #[arg(long, default_value_t = 30.0)]
+    pub lease_seconds: f64,
+    /// Seconds between worker heartbeats.
+    #[arg(long, default_value_t = 3.0)]
+    pub heartbeat_seconds: f64,
+    /// Attempts per task before the job stops with the task's last error.
+    #[arg(long, default_value_t = 3)]
+    pub max_attempts: u32,
+}
+
+impl LeaseArgs {
+    /// The validated lease timing.
+    pub fn config(&self) -> anyhow::Result<LeaseConfig> {
+        let secs = |s: f64, name: &str| {
+            anyhow::ensure!(s.is_finite() && s > 0.0, "--{name} must be positive");
+            Ok(Duration::from_secs_f64(s))
+        };
+        let c = LeaseConfig {
+            ttl: secs(self.lease_seconds, "lease-seconds")?,
+            heartbeat: secs(self.heartbeat_seconds, "heartbeat-seconds")?,
+        };
+        c.validate().map_err(anyhow::Error::msg)?;
+        anyhow::ensure!(self.max_attempts >= 1, "--max-attempts must be at least 1");
+        Ok(c)
+    }
+}
+
+/// Where the shared secret comes from: never a flag (it would show in `ps`).
+#[derive(clap::Args, Clone, Debug)]
+pub struct TokenArgs {
+    /// File holding the shared secret [default: the SOLVE2048_TOKEN variable].
+    #[arg(long)]
+    pub token_file: Option<PathBuf>,
+}
+
+impl TokenArgs {
+    /// The token, from the file or the environment.
+    pub fn token(&self) -> anyhow::Result<String> {
+        let token = match &self.token_file {
+            Some(f) => std::fs::read_to_string(f)
+                .with_context(|| format!("reading the token file {}", f.display()))?
+                .trim()
+                .to_string(),
+            None => std::env::var("SOLVE2048_TOKEN").map_err(|_| {
+                anyhow::anyhow!("no token: set SOLVE2048_TOKEN or pass --token-file FILE")
+            })?,
+        };
+        anyhow::ensure!(!token.is_empty(), "the token is empty");
+        Ok(token)
+    }
+}
+
+/// A solved store to read (`query`, `play`, `verify`, ...).
+#[derive(clap::Args, Clone, Debug)]
+pub struct SolvedStoreArgs {
+    /// The solved store (a directory or s3://BUCKET/PREFIX); opened read-only.
+    #[arg(long)]
+    pub store: String,
+}

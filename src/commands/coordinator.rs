@@ -1,0 +1,115 @@
+//! `solve2048 coordinator`: plan a job, lease its tasks to workers over
+//! gRPC, record their results, until the job is done.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context;
+use solve2048_coordinator::{serve_job, Progress, Records, ServerConfig, Summary, TlsFiles};
+use solve2048_core::task::JobSpec;
+use solve2048_store::{Access, Store};
+
+use crate::args::{JobArgs, LeaseArgs, TokenArgs};
+use crate::embedded::store_for_workers;
+use crate::progress::Reporter;
+use crate::report::print_summary;
+use crate::runtime::{read_file, runtime, shutdown_signal};
+
+/// Arguments of `coordinator`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Address to serve workers and the CLI on.
+    #[arg(long, default_value = "127.0.0.1:7480")]
+    listen: String,
+    /// The store: a local directory (shared with the workers) or URL.
+    #[arg(long)]
+    store: String,
+    #[command(flatten)]
+    job: JobArgs,
+    #[command(flatten)]
+    lease: LeaseArgs,
+    #[command(flatten)]
+    token: TokenArgs,
+    /// Serve TLS with this certificate chain (PEM); needs --tls-key.
+    #[arg(long, requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// Private key (PEM) of --tls-cert.
+    #[arg(long, requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+    /// Serve Prometheus metrics (GET /metrics) on this address.
+    #[arg(long)]
+    metrics: Option<String>,
+    /// Start even though another coordinator holds the store's lock.
+    #[arg(long)]
+    take_over: bool,
+    /// Print one JSON object with the results on stdout.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Run `coordinator`.
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let reporter = Reporter::new();
+    let rt = runtime()?;
+    let (job, summary) = rt.block_on(serve(&args, &|p| reporter.event(p)))?;
+    print_summary(&job, &args.store, &summary, &reporter, None, args.json)
+}
+
+/// Serve the job until it is done.
+async fn serve(
+    args: &Args,
+    progress: &(dyn Fn(&Progress) + Sync),
+) -> anyhow::Result<(JobSpec, Summary)> {
+    let job = args.job.spec()?;
+    let token = args.token.token()?;
+    let lease = args.lease.config()?;
+    let tls = match (&args.tls_cert, &args.tls_key) {
+        (Some(c), Some(k)) => Some(TlsFiles {
+            cert: read_file(c)?,
+            key: read_file(k)?,
+        }),
+        _ => None,
+    };
+    let store = Store::open(&args.store, Access::ReadWrite)?;
+    let listener = tokio::net::TcpListener::bind(&args.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}", args.listen))?;
+    let metrics = match &args.metrics {
+        Some(a) => Some(
+            tokio::net::TcpListener::bind(a)
+                .await
+                .with_context(|| format!("cannot serve metrics on {a}"))?,
+        ),
+        None => None,
+    };
+    let config = ServerConfig {
+        job,
+        store: store_for_workers(&args.store)?,
+        lease,
+        max_attempts: args.lease.max_attempts,
+        token,
+        tls,
+        take_over: args.take_over,
+        status_every: Duration::from_secs(5),
+    };
+    eprintln!(
+        "coordinator for {} serving on {}{}",
+        job.game.name(),
+        listener.local_addr()?,
+        args.metrics
+            .as_ref()
+            .map(|m| format!(", metrics on http://{m}/metrics"))
+            .unwrap_or_default()
+    );
+    let records = Records::new(store);
+    let summary = serve_job(
+        records,
+        listener,
+        metrics,
+        config,
+        progress,
+        shutdown_signal(),
+    )
+    .await?;
+    Ok((job, summary))
+}

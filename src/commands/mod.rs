@@ -1,0 +1,65 @@
+//! The subcommands, one file each: its arguments, its body and its
+//! rendering (as cargo keeps `commands/<name>.rs`).
+
+use clap::Subcommand;
+
+pub mod chunks;
+pub mod coordinator;
+pub mod export_policy;
+pub mod occupancy;
+pub mod plan;
+pub mod play;
+pub mod plot;
+pub mod query;
+pub mod solve;
+pub mod status;
+pub mod verify;
+pub mod worker;
+
+/// Every subcommand.
+#[derive(Subcommand)]
+pub enum Command {
+    /// Enumerate every reachable state and solve the game, on this machine.
+    Solve(solve::Args),
+    /// Run a job's coordinator: plan, lease tasks to workers, record results.
+    Coordinator(coordinator::Args),
+    /// Run a worker: pull tasks from a coordinator and run them.
+    Worker(worker::Args),
+    /// A job's progress: live from the coordinator, or from the store.
+    Status(status::Args),
+    /// List a job's chunk tasks with state, attempts, last error, objects.
+    Chunks(chunks::Args),
+    /// The value of a board and of each move, from a solved store.
+    Query(query::Args),
+    /// Play seeded games with the optimal policy of a solved store.
+    Play(play::Args),
+    /// Visit probabilities under optimal play: win/lose split, expected moves.
+    Occupancy(occupancy::Args),
+    /// Write the policy of the states visited with probability >= a threshold.
+    ExportPolicy(export_policy::Args),
+    /// Draw the state space: states by tile sum per max tile, values by layer.
+    Plot(plot::Args),
+    /// Read back every solved chunk and check it against the job's summary.
+    Verify(verify::Args),
+    /// The resource plan of a job before it runs: states per layer, worker
+    /// memory, store size and duration on a cluster.
+    Plan(plan::Args),
+}
+
+/// Run one parsed command.
+pub fn run(command: Command) -> anyhow::Result<()> {
+    match command {
+        Command::Solve(args) => solve::run(args),
+        Command::Coordinator(args) => coordinator::run(args),
+        Command::Worker(args) => worker::run(args),
+        Command::Status(args) => status::run(args),
+        Command::Chunks(args) => chunks::run(args),
+        Command::Query(args) => query::run(args),
+        Command::Play(args) => play::run(args),
+        Command::Occupancy(args) => occupancy::run(args),
+        Command::ExportPolicy(args) => export_policy::run(args),
+        Command::Plot(args) => plot::run(args),
+        Command::Verify(args) => verify::run(args),
+        Command::Plan(args) => plan::run(args),
+    }
+}

@@ -1,0 +1,206 @@
+//! `solve2048 plan`: the resource plan of a job before it runs: states per
+//! layer, worker memory, store size and duration on a cluster.
+
+use crate::args::GameArgs;
+use crate::human::{self, GIB};
+use crate::runtime::{open_existing, runtime};
+
+/// Arguments of `plan`.
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    game: GameArgs,
+    /// Worker machines.
+    #[arg(long, default_value_t = 8)]
+    workers: u32,
+    /// Memory of each worker, in GiB.
+    #[arg(long, default_value_t = 64.0)]
+    worker_memory: f64,
+    /// Kernel threads of each worker (`worker --threads`).
+    #[arg(long, default_value_t = 16)]
+    threads_per_worker: u32,
+    /// Tasks each worker runs at once (`worker --slots`).
+    #[arg(long, default_value_t = 2)]
+    slots: u32,
+    /// Largest number of states in one chunk (as for `solve`).
+    #[arg(long, default_value_t = solve2048_core::task::DEFAULT_CHUNK_SIZE)]
+    chunk_size: u64,
+    /// A store of this game (local directory or s3://): its indexed layers
+    /// are counted exactly.
+    #[arg(long)]
+    store: Option<String>,
+    /// Print one JSON object on stdout.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Run `plan`.
+pub fn run(args: Args) -> anyhow::Result<()> {
+    use solve2048_coordinator::capacity::{self, Cluster};
+    // The discount does not change the states.
+    let game = args.game.game(1.0)?;
+    anyhow::ensure!(args.chunk_size >= 1, "--chunk-size must be at least 1");
+    anyhow::ensure!(
+        args.worker_memory.is_finite() && args.worker_memory > 0.0,
+        "--worker-memory {} must be more than 0 GiB",
+        args.worker_memory
+    );
+    let spec = Cluster {
+        workers: args.workers,
+        threads_per_worker: args.threads_per_worker,
+        worker_memory_bytes: (args.worker_memory * GIB) as u64,
+        slots: args.slots,
+        chunk_size: args.chunk_size,
+    };
+    spec.validate()?;
+    let stored = match &args.store {
+        Some(location) => {
+            let store = open_existing(location)?;
+            let records = solve2048_coordinator::Records::new(store);
+            runtime()?.block_on(capacity::stored_layers(&records, &game))?
+        }
+        None => Vec::new(),
+    };
+    let plan = capacity::plan(&game, &spec, &stored)?;
+    if args.json {
+        println!("{}", serde_json::to_string(&plan)?);
+    } else {
+        print!("{}", render_plan(&plan));
+    }
+    Ok(())
+}
+
+/// The human form of a plan.
+fn render_plan(p: &solve2048_coordinator::capacity::Plan) -> String {
+    use std::fmt::Write;
+    let mut o = String::new();
+    let c = &p.cluster;
+    let _ = writeln!(
+        o,
+        "plan for {}: {} workers x {} threads, {:.0} GiB each, {} slots, chunk size {}",
+        p.game,
+        c.workers,
+        c.threads_per_worker,
+        c.worker_memory_bytes as f64 / GIB,
+        c.slots,
+        c.chunk_size
+    );
+    let exact = if p.exact_states == p.states {
+        "exact".to_string()
+    } else {
+        format!(
+            "estimated; {} of them exact ({:.2}%)",
+            p.exact_states,
+            100.0 * p.exact_states as f64 / p.states.max(1) as f64
+        )
+    };
+    let _ = writeln!(
+        o,
+        "states: {} in {} parts, {} layers ({exact})",
+        p.states,
+        p.parts,
+        p.layers.len()
+    );
+    if let Some(l) = &p.largest_part {
+        let _ = writeln!(
+            o,
+            "largest part: sum {} max tile {}: {} states ({})",
+            l.sum,
+            1u64 << l.max_exp,
+            l.states,
+            l.source.label()
+        );
+    }
+    let _ = writeln!(o, "\n{:>6} {:>6} {:>16}  source", "sum", "parts", "states");
+    for l in &p.layers {
+        let _ = writeln!(
+            o,
+            "{:>6} {:>6} {:>16}  {}",
+            l.sum,
+            l.parts,
+            l.states,
+            l.source.label()
+        );
+    }
+    let m = &p.memory;
+    let _ = writeln!(o, "\nworker memory:");
+    let _ = writeln!(
+        o,
+        "  solve peak {} (starting layer {}: loading layer {} while {} is cached; steady tables {})",
+        human::bytes(m.solve_peak_bytes),
+        m.solve_peak_sum,
+        m.solve_peak_sum + 2,
+        m.solve_peak_sum + 4,
+        human::bytes(m.solve_tables_bytes)
+    );
+    let _ = writeln!(
+        o,
+        "  enumerate/merge peak {}",
+        human::bytes(m.enumerate_peak_bytes)
+    );
+    let _ = writeln!(
+        o,
+        "  needs {} ({} plus {:.0}% headroom) of {:.0} GiB: {}",
+        human::bytes(m.needed_bytes),
+        human::bytes(m.peak_bytes),
+        (solve2048_coordinator::capacity::MEMORY_HEADROOM - 1.0) * 100.0,
+        c.worker_memory_bytes as f64 / GIB,
+        if p.fits { "fits" } else { "DOES NOT FIT" }
+    );
+    if !p.fits {
+        let _ = writeln!(
+            o,
+            "warning: a {:.0} GiB worker is too small for this job; every worker loads whole layers, so more workers do not help: use workers of at least {}",
+            c.worker_memory_bytes as f64 / GIB,
+            human::bytes(m.needed_bytes)
+        );
+    }
+    let s = &p.store;
+    let _ = writeln!(
+        o,
+        "\nstore: {} (states {}, values {}, policy {})",
+        human::bytes(s.total_bytes),
+        human::bytes(s.states_bytes),
+        human::bytes(s.values_bytes),
+        human::bytes(s.policy_bytes)
+    );
+    let d = &p.duration;
+    let _ = writeln!(
+        o,
+        "duration: enumerate {}, solve {} (of which table loads {}), total {}",
+        human::duration(d.enumerate_seconds),
+        human::duration(d.solve_seconds),
+        human::duration(d.table_load_seconds),
+        human::duration(d.total_seconds)
+    );
+    let _ = writeln!(
+        o,
+        "\n{:>8} {:>8} {:>10} {:>10} {:>10} {:>10}",
+        "workers", "threads", "memory", "enumerate", "solve", "total"
+    );
+    for (i, opt) in p.options.iter().enumerate() {
+        let _ = writeln!(
+            o,
+            "{:>8} {:>8} {:>6} GiB {:>10} {:>10} {:>10}{}",
+            opt.workers,
+            opt.threads_per_worker,
+            opt.worker_memory_gib,
+            human::duration(opt.duration.enumerate_seconds),
+            human::duration(opt.duration.solve_seconds),
+            human::duration(opt.duration.total_seconds),
+            if p.recommended == Some(i) {
+                "  <- recommended"
+            } else {
+                ""
+            }
+        );
+    }
+    let _ = writeln!(
+        o,
+        "(recommended: the fewest workers that finish within a day; memory: the smallest common size that holds the peak with headroom)\n"
+    );
+    for n in &p.notes {
+        let _ = writeln!(o, "note: {n}");
+    }
+    o
+}

@@ -1,0 +1,51 @@
+//! `solve2048 solve`: a whole job on this machine (the embedded coordinator
+//! and one in-process worker).
+
+use solve2048_store::{Access, Store};
+
+use crate::args::{JobArgs, LeaseArgs};
+use crate::embedded::run_embedded;
+use crate::progress::Reporter;
+use crate::report::print_summary;
+use crate::runtime::{runtime, start_threads};
+
+/// Arguments of `solve`.
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    job: JobArgs,
+    /// Store: a local directory or s3://BUCKET/PREFIX [default: solve2048-store/<game>].
+    #[arg(long)]
+    store: Option<String>,
+    /// Worker threads [default: all cores].
+    #[arg(long)]
+    threads: Option<usize>,
+    #[command(flatten)]
+    lease: LeaseArgs,
+    /// Print one JSON object with the results on stdout.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Run `solve`.
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let job = args.job.spec()?;
+    let threads = start_threads(args.threads)?;
+    let location = args
+        .store
+        .clone()
+        .unwrap_or_else(|| format!("solve2048-store/{}", job.game.name()));
+    let store = Store::open(&location, Access::ReadWrite)?;
+    let reporter = Reporter::new();
+    let summary = runtime()?.block_on(run_embedded(&store, job, threads, &args.lease, &|p| {
+        reporter.event(p)
+    }))?;
+    print_summary(
+        &job,
+        &location,
+        &summary,
+        &reporter,
+        Some(threads),
+        args.json,
+    )
+}

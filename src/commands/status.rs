@@ -1,0 +1,178 @@
+//! `solve2048 status`: a job's progress, live from its coordinator or from
+//! the store while the coordinator is down.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use solve2048_coordinator::status::{self, JobStatus, StoredStatus};
+use solve2048_coordinator::Records;
+use solve2048_proto as pb;
+use solve2048_worker::agent::connect;
+
+use crate::args::TokenArgs;
+use crate::human::clock;
+use crate::runtime::{open_existing, read_file, runtime};
+
+/// Arguments of `status`.
+#[derive(clap::Args)]
+#[command(group(clap::ArgGroup::new("source").required(true).args(["coordinator", "store"])))]
+pub struct Args {
+    /// Ask a running coordinator (live).
+    #[arg(long)]
+    coordinator: Option<String>,
+    /// Read the store (works while the coordinator is down).
+    #[arg(long)]
+    store: Option<String>,
+    #[command(flatten)]
+    token: TokenArgs,
+    /// CA certificate (PEM) to trust for an https:// coordinator.
+    #[arg(long)]
+    tls_ca: Option<PathBuf>,
+    /// Show every part, not only those with work left.
+    #[arg(long)]
+    all: bool,
+    /// Print one JSON object on stdout.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Show the job's status.
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let rt = runtime()?;
+    if let Some(url) = &args.coordinator {
+        let token = args.token.token()?;
+        let ca = args.tls_ca.as_deref().map(read_file).transpose()?;
+        // The lazy channel spawns its connection on the runtime.
+        let _in_runtime = rt.enter();
+        let mut client = connect(url, &token, ca.as_deref())?;
+        let reply = rt
+            .block_on(client.status(pb::StatusRequest {}))
+            .map_err(|s| anyhow::anyhow!("coordinator at {url}: {}", s.message()))?;
+        let doc: JobStatus = serde_json::from_str(&reply.into_inner().status_json)
+            .context("the coordinator sent an unreadable status")?;
+        if args.json {
+            println!("{}", serde_json::to_string(&doc)?);
+        } else {
+            print!("{}", render_status(&doc, args.all));
+        }
+        return Ok(());
+    }
+    let location = args.store.as_deref().unwrap_or_default();
+    let store = open_existing(location)?;
+    let records = Records::new(store);
+    let stored: StoredStatus = rt.block_on(status::read_stored(&records))?;
+    if args.json {
+        println!("{}", serde_json::to_string(&stored)?);
+        return Ok(());
+    }
+    match (&stored.status, &stored.lock) {
+        (None, _) => println!("store {location}: no coordinator has written a status yet"),
+        (Some(doc), lock) => {
+            let age = stored.age_seconds.unwrap_or(0.0);
+            let who = match lock {
+                Some(l) if stored.coordinator_alive => {
+                    format!("coordinator alive: pid {} on {}, serving {}", l.pid, l.host, l.listen)
+                }
+                Some(l) if l.running => format!(
+                    "coordinator not running (pid {} on {} stopped renewing its lock); rerun the same coordinator command to resume",
+                    l.pid, l.host
+                ),
+                _ => "coordinator stopped cleanly".to_string(),
+            };
+            println!("status from the store, written {age:.0} s ago; {who}");
+            print!("{}", render_status(doc, args.all));
+        }
+    }
+    Ok(())
+}
+
+/// The human form of a status document.
+pub fn render_status(doc: &JobStatus, all: bool) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let state = match (&doc.state, &doc.error) {
+        (status::JobState::Failed, Some(e)) => format!("FAILED: {e}"),
+        (s, _) => format!("{s:?}").to_lowercase(),
+    };
+    let _ = writeln!(
+        out,
+        "job {} in {} (coordinator {}, epoch {}): {state}, phase {:?}",
+        doc.game, doc.store, doc.coordinator, doc.epoch, doc.phase
+    );
+    if let Some(v) = doc.start_value {
+        let _ = writeln!(out, "value of the game: {v:.10}");
+    }
+    let c = &doc.counters;
+    let _ = writeln!(
+        out,
+        "rate {:.0} states/s | {} states left in planned work | ETA {} | tasks run {} skipped {} | failed attempts {} | leases expired {} | results discarded {} | {:.1} MiB written",
+        doc.states_per_second,
+        doc.states_remaining,
+        doc.eta_seconds.map_or("-".into(), clock),
+        c.tasks_run,
+        c.tasks_skipped,
+        c.attempts_failed,
+        c.leases_expired,
+        c.results_discarded,
+        c.bytes_written as f64 / (1 << 20) as f64
+    );
+    let _ = writeln!(
+        out,
+        "\n{:<10} {:>6} {:>8} {:>8} {:>7} {:>7} {:>7} {:>14} {:>14}",
+        "stage",
+        "sum",
+        "max_tile",
+        "pending",
+        "leased",
+        "done",
+        "failed",
+        "states_done",
+        "states_total"
+    );
+    let rows: Vec<_> = doc
+        .parts
+        .iter()
+        .filter(|r| all || r.pending + r.leased + r.failed > 0)
+        .collect();
+    for r in &rows {
+        let _ = writeln!(
+            out,
+            "{:<10} {:>6} {:>8} {:>8} {:>7} {:>7} {:>7} {:>14} {:>14}",
+            r.stage,
+            r.sum,
+            r.max_tile,
+            r.pending,
+            r.leased,
+            r.done,
+            r.failed,
+            r.states_done,
+            r.states_total
+        );
+    }
+    let hidden = doc.parts.len() - rows.len();
+    if hidden > 0 {
+        let _ = writeln!(
+            out,
+            "({hidden} finished stage-parts not shown; --all shows them)"
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\n{:<10} {:<28} {:>7} {:>5} {:>10} {:>9}  tasks",
+        "worker", "name", "threads", "alive", "last_seen", "completed"
+    );
+    for w in &doc.workers {
+        let _ = writeln!(
+            out,
+            "{:<10} {:<28} {:>7} {:>5} {:>9.1}s {:>9}  {}",
+            w.id,
+            w.name,
+            w.threads,
+            if w.alive { "yes" } else { "no" },
+            w.last_seen_seconds,
+            w.completed,
+            w.tasks.join(" ")
+        );
+    }
+    out
+}

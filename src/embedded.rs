@@ -1,0 +1,89 @@
+//! The embedded run behind `solve`: the same coordinator as `solve2048
+//! coordinator`, serving one in-process worker on a loopback port with a
+//! random token.
+
+use std::io::Read;
+use std::time::Duration;
+
+use anyhow::Context;
+use solve2048_coordinator::{serve_job, Progress, Records, ServerConfig, Summary};
+use solve2048_core::task::JobSpec;
+use solve2048_store::Store;
+use solve2048_worker::{run_agent, AgentConfig};
+
+use crate::args::LeaseArgs;
+use crate::runtime::{process_name, shutdown_signal};
+
+/// Where the store is, as workers on other processes must open it: local
+/// paths become absolute.
+pub fn store_for_workers(location: &str) -> anyhow::Result<String> {
+    if location.contains("://") && !location.starts_with("file://") {
+        return Ok(location.to_string());
+    }
+    let dir = location.strip_prefix("file://").unwrap_or(location);
+    let abs = std::fs::canonicalize(dir).with_context(|| format!("resolving {dir}"))?;
+    Ok(abs.to_string_lossy().into_owned())
+}
+
+/// A random token for the embedded run (never leaves the process).
+fn random_token() -> String {
+    let mut bytes = [0u8; 16];
+    if let Ok(mut f) = std::fs::File::open("/dev/urandom") {
+        let _ = f.read_exact(&mut bytes);
+    }
+    let salt = std::process::id() as u128
+        ^ std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+    format!("{:032x}", u128::from_le_bytes(bytes) ^ salt)
+}
+
+/// Run the job with one in-process worker of `threads` kernel threads: the
+/// coordinator serves on a loopback port with a random token.
+pub async fn run_embedded(
+    store: &Store,
+    job: JobSpec,
+    threads: usize,
+    lease: &LeaseArgs,
+    progress: &(dyn Fn(&Progress) + Sync),
+) -> anyhow::Result<Summary> {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .context("binding a loopback port for the in-process worker")?;
+    let url = format!("http://{}", listener.local_addr()?);
+    let token = random_token();
+    let config = ServerConfig {
+        job,
+        store: store_for_workers(store.location())?,
+        lease: lease.config()?,
+        max_attempts: lease.max_attempts,
+        token: token.clone(),
+        tls: None,
+        take_over: false,
+        status_every: Duration::from_secs(5),
+    };
+    let records = Records::new(store.clone());
+    let agent = AgentConfig {
+        coordinator: url,
+        token,
+        tls_ca: None,
+        threads: threads as u32,
+        slots: threads.max(2) as u32,
+        cache: None,
+        name: process_name(),
+        give_up_after: Duration::from_secs(30),
+        drain: Duration::ZERO,
+    };
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let worker = tokio::spawn(run_agent(agent, async {
+        let _ = stop_rx.await;
+    }));
+    let result = serve_job(records, listener, None, config, progress, shutdown_signal()).await;
+    let _ = stop_tx.send(());
+    // The worker exits on its own once told the job is over; after an error
+    // or interruption it is simply stopped with the process.
+    if result.is_ok() {
+        let _ = tokio::time::timeout(Duration::from_secs(10), worker).await;
+    }
+    Ok(result?)
+}

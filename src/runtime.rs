@@ -1,0 +1,90 @@
+//! What every command's body stands on: the async runtime, the kernel
+//! threads, the shutdown signal, and opening stores and files.
+
+use std::path::Path;
+
+use anyhow::Context;
+use solve2048_store::{Access, Store};
+
+/// The async runtime of a command (kernels run on rayon, not here).
+pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("starting the async runtime")
+}
+
+/// Start the global kernel thread pool; returns its size.
+pub fn start_threads(threads: Option<usize>) -> anyhow::Result<usize> {
+    let threads =
+        threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    anyhow::ensure!(threads >= 1, "--threads must be at least 1");
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build_global()
+        .context("starting threads")?;
+    Ok(threads)
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+        let term = async {
+            match term.as_mut() {
+                Some(t) => {
+                    t.recv().await;
+                }
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            _ = ctrl_c => {}
+            _ = term => {}
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = ctrl_c.await;
+}
+
+/// Open a store that must already exist, read-only (reading never creates
+/// or writes anything, so a store on a read-only share can be read).
+pub fn open_existing(location: &str) -> anyhow::Result<Store> {
+    match Store::open(location, Access::ReadOnly) {
+        Ok(store) => Ok(store),
+        Err(e) if !location.contains("://") || location.starts_with("file://") => {
+            let dir = location.strip_prefix("file://").unwrap_or(location);
+            anyhow::ensure!(Path::new(dir).is_dir(), "store {location} does not exist");
+            Err(e.into())
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Read a whole file, naming it on failure.
+pub fn read_file(path: &Path) -> anyhow::Result<Vec<u8>> {
+    std::fs::read(path).with_context(|| format!("reading {}", path.display()))
+}
+
+/// This process, for people: host and pid.
+pub fn process_name() -> String {
+    format!(
+        "{}:{}",
+        solve2048_coordinator::lock::host_name(),
+        std::process::id()
+    )
+}
+
+/// Write `bytes` to `path` through a temporary file beside it, so that a
+/// crash never leaves half a file.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = std::path::PathBuf::from(tmp);
+    std::fs::write(&tmp, bytes).with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))
+}

@@ -1,0 +1,153 @@
+//! Object names in the store, relative to the job's root: the one place that
+//! says where each thing lives.
+//!
+//! ```text
+//! job.json                                     game, chunk size, zstd level, format version
+//! coordinator.json                             the coordinator lock
+//! status.json                                  the last status snapshot
+//! commits/<task>.json                          one per finished task: its outputs and checksums
+//! failures/<task>.json                         failed attempts of a task and the last error
+//! layers/sSSSSS.json                           a layer's parts, group counts and chunks
+//! summary.json                                 written last: states, start value, digest
+//! states/sSSSSS/mMM/gGGGG-cCCCC-aA.chunk       sorted canonical states of a chunk
+//! values/sSSSSS/mMM/gGGGG-cCCCC-aA.chunk       f64 value of each state, same order
+//! policy/sSSSSS/mMM/gGGGG-cCCCC-aA.chunk       optimal action code of each state
+//! runs/sSSSSS/mMM/gGGGG/from-<source>-aA.run   intermediate successors (deleted after the merge)
+//! ```
+//!
+//! `A` is the attempt that wrote the object, so every attempt writes under
+//! names of its own and an object under a given name never changes.
+
+use solve2048_core::part::{ChunkId, PartId};
+use solve2048_core::task::{AttemptId, ChunkRef, SolvedRef, TaskOutput};
+
+fn chunk_path(kind: &str, id: &ChunkId, attempt: AttemptId) -> String {
+    format!(
+        "{kind}/s{:05}/m{:02}/g{:04}-c{:04}-{attempt}.chunk",
+        id.part.sum, id.part.max_exp, id.group, id.index
+    )
+}
+
+/// The job manifest.
+pub const JOB: &str = "job.json";
+
+/// The coordinator's lock: who runs the job now.
+pub const LOCK: &str = "coordinator.json";
+
+/// The last status snapshot the coordinator wrote.
+pub const STATUS: &str = "status.json";
+
+/// The summary of a solved job.
+pub const SUMMARY: &str = "summary.json";
+
+/// States of a chunk, as written by merge attempt `attempt`.
+pub fn states(id: &ChunkId, attempt: AttemptId) -> String {
+    chunk_path("states", id, attempt)
+}
+
+/// Values of a chunk, as written by solve attempt `attempt`.
+pub fn values(id: &ChunkId, attempt: AttemptId) -> String {
+    chunk_path("values", id, attempt)
+}
+
+/// Optimal actions of a chunk, as written by solve attempt `attempt`.
+pub fn policy(id: &ChunkId, attempt: AttemptId) -> String {
+    chunk_path("policy", id, attempt)
+}
+
+/// The states object of a stored chunk.
+pub fn states_of(chunk: &ChunkRef) -> String {
+    states(&chunk.id, chunk.attempt)
+}
+
+/// The values object of a solved chunk.
+pub fn values_of(solved: &SolvedRef) -> String {
+    values(&solved.chunk.id, solved.attempt)
+}
+
+/// The policy object of a solved chunk.
+pub fn policy_of(solved: &SolvedRef) -> String {
+    policy(&solved.chunk.id, solved.attempt)
+}
+
+/// A run for `group` of `part`, from `source` (a chunk, or the seed),
+/// written by attempt `attempt`.
+pub fn run(part: &PartId, group: u32, source: Option<&ChunkId>, attempt: AttemptId) -> String {
+    let from = match source {
+        Some(id) => format!(
+            "s{:05}-m{:02}-g{:04}-c{:04}",
+            id.part.sum, id.part.max_exp, id.group, id.index
+        ),
+        None => "seed".to_string(),
+    };
+    format!(
+        "runs/s{:05}/m{:02}/g{:04}/from-{from}-{attempt}.run",
+        part.sum, part.max_exp, group
+    )
+}
+
+/// The prefixes holding task outputs (states, values, policy, runs).
+pub const OUTPUT_PREFIXES: [&str; 4] = ["states", "values", "policy", "runs"];
+
+/// The objects a task's output names: what an attempt that is not
+/// committed leaves behind, to delete.
+pub fn outputs_of(output: &TaskOutput) -> Vec<String> {
+    match output {
+        TaskOutput::Runs(runs) => runs.iter().map(|r| r.object.clone()).collect(),
+        TaskOutput::Chunks(chunks) => chunks.iter().map(states_of).collect(),
+        TaskOutput::Solved { solved, .. } => vec![values_of(solved), policy_of(solved)],
+        TaskOutput::StartValue(_) => Vec::new(),
+    }
+}
+
+/// The index of layer `sum`.
+pub fn layer_index(sum: u32) -> String {
+    format!("layers/s{sum:05}.json")
+}
+
+/// The tile sum of a layer index object, if `object` is one.
+pub fn layer_index_sum(object: &str) -> Option<u32> {
+    object
+        .strip_prefix("layers/s")?
+        .strip_suffix(".json")?
+        .parse()
+        .ok()
+}
+
+/// Failures of a task.
+pub fn failure(task_key: &str) -> String {
+    format!("failures/{task_key}.json")
+}
+
+/// Commit record of a task.
+pub fn commit(task_key: &str) -> String {
+    format!("commits/{task_key}.json")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_carry_the_chunk_and_the_attempt() {
+        let id = ChunkId {
+            part: PartId {
+                sum: 30,
+                max_exp: 3,
+            },
+            group: 7,
+            index: 2,
+        };
+        let a = AttemptId::new(1, 5);
+        assert_eq!(
+            states(&id, a),
+            "states/s00030/m03/g0007-c0002-a0000000100000005.chunk"
+        );
+        assert_eq!(
+            run(&id.part, 4, Some(&id), a),
+            "runs/s00030/m03/g0004/from-s00030-m03-g0007-c0002-a0000000100000005.run"
+        );
+        assert_eq!(layer_index_sum(&layer_index(1234)), Some(1234));
+        assert_eq!(layer_index_sum("layers/x.json"), None);
+    }
+}

@@ -1,0 +1,551 @@
+//! The object store behind a job: a local directory by default, or an
+//! S3-compatible bucket (`s3://BUCKET/PREFIX`). Both sides of a job (the
+//! coordinator's records and the workers' chunks) and every reader of a
+//! solution go through [`Store`].
+//!
+//! Every write makes a complete object visible at once: the local backend
+//! writes a temporary file and renames it into place; S3 puts (and multipart
+//! uploads, on completion) are atomic. A reader sees either no object or the
+//! whole one, never a torn write. Readers verify each chunk's header and
+//! checksums and name the object they reject.
+//!
+//! Retries: object_store retries S3 gets, lists and puts through transient
+//! errors (timeouts, 5xx, refused or reset connections) for up to five
+//! minutes, but not deletes (S3's DELETE is not flagged idempotent there);
+//! deleting is idempotent here, so [`Store::delete`] retries itself for the
+//! same five minutes.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures::TryStreamExt;
+use object_store::aws::AmazonS3;
+use object_store::aws::AmazonS3Builder;
+use object_store::local::LocalFileSystem;
+use object_store::path::Path as ObjectPath;
+use object_store::prefix::PrefixStore;
+use object_store::{BackoffConfig, RetryConfig, WriteMultipart};
+use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
+use solve2048_core::chunk::{self, ChunkHeader, FormatError};
+
+use crate::cache::{cacheable, ChunkCache};
+
+/// How long a failing delete is retried before the error stands.
+const DELETE_RETRY_FOR: Duration = Duration::from_secs(300);
+
+/// Objects at least this large are uploaded in parts.
+const MULTIPART_FROM: usize = 32 << 20;
+
+/// Size of one uploaded part.
+const PART_SIZE: usize = 16 << 20;
+
+/// Whether a store is opened to be written or only read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// A job's store: a local directory is created if needed and checked
+    /// writable now, so an unwritable store fails before any work.
+    ReadWrite,
+    /// A store that must exist, opened only to be read (a solved store on a
+    /// read-only share, or another user's): nothing is created or probed,
+    /// and a write is refused.
+    ReadOnly,
+}
+
+/// A local directory opened for `access`.
+fn open_local(dir: &str, access: Access) -> Result<LocalFileSystem, String> {
+    let path = Path::new(dir);
+    match access {
+        Access::ReadWrite => {
+            std::fs::create_dir_all(path).map_err(|e| e.to_string())?;
+            let probe = path.join(".write-probe");
+            std::fs::write(&probe, b"ok").map_err(|e| format!("not writable: {e}"))?;
+            let _ = std::fs::remove_file(&probe);
+        }
+        Access::ReadOnly => {
+            if !path.is_dir() {
+                return Err("no such directory".into());
+            }
+        }
+    }
+    LocalFileSystem::new_with_prefix(path).map_err(|e| e.to_string())
+}
+
+/// An S3 bucket (and prefix), from `BUCKET/PREFIX` and the `AWS_*`
+/// environment. Transient errors (timeouts, 5xx, refused connections) are
+/// retried with exponential backoff for up to five minutes per request, so a
+/// server restart only pauses the job.
+fn open_s3(rest: &str) -> Result<PrefixStore<AmazonS3>, String> {
+    let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
+    if bucket.is_empty() {
+        return Err("no bucket: use s3://BUCKET/PREFIX".into());
+    }
+    let retry = RetryConfig {
+        backoff: BackoffConfig {
+            init_backoff: Duration::from_millis(200),
+            max_backoff: Duration::from_secs(15),
+            base: 2.0,
+        },
+        max_retries: 40,
+        retry_timeout: Duration::from_secs(300),
+    };
+    let s3 = AmazonS3Builder::from_env()
+        .with_bucket_name(bucket)
+        .with_retry(retry)
+        .build()
+        // object_store's messages name settings, never secret values.
+        .map_err(|e| e.to_string())?;
+    Ok(PrefixStore::new(s3, prefix.trim_end_matches('/')))
+}
+
+/// Errors reading or writing the store.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The location could not be opened or created.
+    #[error("cannot open store {location}: {reason}")]
+    Open {
+        /// The location given.
+        location: String,
+        /// Why.
+        reason: String,
+    },
+    /// A read failed.
+    #[error("cannot read {object}: {source}")]
+    Read {
+        /// The object.
+        object: String,
+        /// The cause.
+        source: object_store::Error,
+    },
+    /// A required object is missing.
+    #[error("{object} is missing from the store")]
+    Missing {
+        /// The object.
+        object: String,
+    },
+    /// A write failed.
+    #[error("cannot write {object}: {source}")]
+    Write {
+        /// The object.
+        object: String,
+        /// The cause.
+        source: object_store::Error,
+    },
+    /// An object failed verification.
+    #[error("rejected {object}: {source}")]
+    Rejected {
+        /// The object.
+        object: String,
+        /// What was wrong.
+        source: FormatError,
+    },
+    /// A JSON record that does not parse.
+    #[error("record {object} is damaged: {reason}")]
+    Damaged {
+        /// The object.
+        object: String,
+        /// Why.
+        reason: String,
+    },
+    /// A write to a store opened read-only.
+    #[error("cannot write {object}: store {location} is opened read-only")]
+    ReadOnly {
+        /// The object.
+        object: String,
+        /// The store.
+        location: String,
+    },
+}
+
+/// A job's store.
+#[derive(Clone)]
+pub struct Store {
+    inner: Arc<dyn ObjectStore>,
+    location: String,
+    access: Access,
+    written: Arc<AtomicU64>,
+    read: Arc<AtomicU64>,
+    cache: Option<Arc<ChunkCache>>,
+}
+
+impl Store {
+    /// Open a store: a local directory (created if needed), a `file://` URL,
+    /// or `s3://BUCKET/PREFIX` configured the standard way from `AWS_*`
+    /// variables (credentials, `AWS_REGION`, `AWS_ENDPOINT_URL`,
+    /// `AWS_ALLOW_HTTP=true` for a local server,
+    /// `AWS_VIRTUAL_HOSTED_STYLE_REQUEST=false` for path-style addressing).
+    pub fn open(location: &str, access: Access) -> Result<Store, StoreError> {
+        let open_err = |reason: String| StoreError::Open {
+            location: location.to_string(),
+            reason,
+        };
+        let inner: Arc<dyn ObjectStore> = match location.split_once("://") {
+            Some(("s3", rest)) => Arc::new(open_s3(rest).map_err(open_err)?),
+            Some(("file", dir)) => Arc::new(open_local(dir, access).map_err(open_err)?),
+            Some((scheme, _)) => {
+                return Err(open_err(format!(
+                    "the {scheme}:// scheme is not supported; use a local directory or s3://BUCKET/PREFIX"
+                )))
+            }
+            None => Arc::new(open_local(location, access).map_err(open_err)?),
+        };
+        Ok(Store {
+            inner,
+            location: location.to_string(),
+            access,
+            written: Arc::new(AtomicU64::new(0)),
+            read: Arc::new(AtomicU64::new(0)),
+            cache: None,
+        })
+    }
+
+    /// Keep fetched states and values chunks in `cache` as well.
+    pub fn with_cache(mut self, cache: ChunkCache) -> Store {
+        self.cache = Some(Arc::new(cache));
+        self
+    }
+
+    /// The location it was opened from.
+    pub fn location(&self) -> &str {
+        &self.location
+    }
+
+    /// Whether it is a local directory (not a bucket).
+    pub fn is_local(&self) -> bool {
+        !self.location.contains("://") || self.location.starts_with("file://")
+    }
+
+    /// Bytes written since the last call.
+    pub fn take_bytes_written(&self) -> u64 {
+        self.written.swap(0, Ordering::Relaxed)
+    }
+
+    /// Bytes read from the store (not from the cache) since the last call.
+    pub fn take_bytes_read(&self) -> u64 {
+        self.read.swap(0, Ordering::Relaxed)
+    }
+
+    fn writable(&self, object: &str) -> Result<(), StoreError> {
+        match self.access {
+            Access::ReadWrite => Ok(()),
+            Access::ReadOnly => Err(StoreError::ReadOnly {
+                object: object.to_string(),
+                location: self.location.clone(),
+            }),
+        }
+    }
+
+    /// Write a whole object atomically: one put, or for a large object a
+    /// multipart upload, which becomes visible only when it completes.
+    pub async fn put(&self, object: &str, bytes: Vec<u8>) -> Result<(), StoreError> {
+        self.writable(object)?;
+        self.written
+            .fetch_add(bytes.len() as u64, Ordering::Relaxed);
+        let path = ObjectPath::from(object);
+        let err = |source| StoreError::Write {
+            object: object.to_string(),
+            source,
+        };
+        if bytes.len() < MULTIPART_FROM {
+            self.inner
+                .put(&path, PutPayload::from(bytes))
+                .await
+                .map_err(err)?;
+            return Ok(());
+        }
+        let upload = self.inner.put_multipart(&path).await.map_err(err)?;
+        let mut parts = WriteMultipart::new_with_chunk_size(upload, PART_SIZE);
+        parts.write(&bytes);
+        parts.finish().await.map_err(err)?;
+        Ok(())
+    }
+
+    /// Read a whole object, or `None` if it does not exist.
+    pub async fn get(&self, object: &str) -> Result<Option<Bytes>, StoreError> {
+        match self.inner.get(&ObjectPath::from(object)).await {
+            Ok(r) => {
+                let bytes = r.bytes().await.map_err(|source| StoreError::Read {
+                    object: object.to_string(),
+                    source,
+                })?;
+                self.read.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+                Ok(Some(bytes))
+            }
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(source) => Err(StoreError::Read {
+                object: object.to_string(),
+                source,
+            }),
+        }
+    }
+
+    /// Read a whole object that must exist.
+    pub async fn get_required(&self, object: &str) -> Result<Bytes, StoreError> {
+        self.get(object).await?.ok_or_else(|| StoreError::Missing {
+            object: object.to_string(),
+        })
+    }
+
+    /// Delete an object (missing is fine), retrying failures for up to
+    /// [`DELETE_RETRY_FOR`] (see the module docs).
+    pub async fn delete(&self, object: &str) -> Result<(), StoreError> {
+        self.writable(object)?;
+        let start = std::time::Instant::now();
+        let mut backoff = Duration::from_millis(200);
+        loop {
+            match self.inner.delete(&ObjectPath::from(object)).await {
+                Ok(()) | Err(object_store::Error::NotFound { .. }) => return Ok(()),
+                Err(e) if start.elapsed() < DELETE_RETRY_FOR => {
+                    tracing::warn!(object, error = %e, ?backoff, "delete failed; retrying");
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(Duration::from_secs(15));
+                }
+                Err(source) => {
+                    return Err(StoreError::Write {
+                        object: object.to_string(),
+                        source,
+                    })
+                }
+            }
+        }
+    }
+
+    /// Names of the objects under `prefix` (a folder such as `layers`).
+    pub async fn list(&self, prefix: &str) -> Result<Vec<String>, StoreError> {
+        let metas: Vec<_> = self
+            .inner
+            .list(Some(&ObjectPath::from(prefix)))
+            .try_collect()
+            .await
+            .map_err(|source| StoreError::Read {
+                object: format!("{prefix}/"),
+                source,
+            })?;
+        Ok(metas.into_iter().map(|m| m.location.to_string()).collect())
+    }
+
+    /// Remove the empty folders a local store keeps under `prefix` once its
+    /// objects are deleted (a bucket has no folders). Best effort.
+    pub fn remove_empty_folders(&self, prefix: &str) {
+        let Some(root) = self.local_root() else {
+            return;
+        };
+        fn prune(dir: &Path) -> bool {
+            let Ok(entries) = std::fs::read_dir(dir) else {
+                return false;
+            };
+            let mut empty = true;
+            for e in entries.flatten() {
+                let path = e.path();
+                empty &= path.is_dir() && prune(&path);
+            }
+            empty && std::fs::remove_dir(dir).is_ok()
+        }
+        prune(&root.join(prefix));
+    }
+
+    fn local_root(&self) -> Option<std::path::PathBuf> {
+        self.is_local()
+            .then(|| {
+                self.location
+                    .strip_prefix("file://")
+                    .unwrap_or(&self.location)
+            })
+            .map(std::path::PathBuf::from)
+    }
+
+    /// Read a JSON record, or `None` when it does not exist; a record that
+    /// does not parse is named.
+    pub async fn get_json_opt<T: serde::de::DeserializeOwned>(
+        &self,
+        object: &str,
+    ) -> Result<Option<T>, StoreError> {
+        match self.get(object).await? {
+            Some(bytes) => {
+                serde_json::from_slice(&bytes)
+                    .map(Some)
+                    .map_err(|e| StoreError::Damaged {
+                        object: object.to_string(),
+                        reason: e.to_string(),
+                    })
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// Read a JSON record that must exist.
+    pub async fn get_json<T: serde::de::DeserializeOwned>(
+        &self,
+        object: &str,
+    ) -> Result<T, StoreError> {
+        self.get_json_opt(object)
+            .await?
+            .ok_or_else(|| StoreError::Missing {
+                object: object.to_string(),
+            })
+    }
+
+    /// Write a JSON record (one atomic put).
+    pub async fn put_json<T: serde::Serialize>(
+        &self,
+        object: &str,
+        value: &T,
+    ) -> Result<(), StoreError> {
+        let bytes = serde_json::to_vec_pretty(value).expect("records serialize");
+        self.put(object, bytes).await
+    }
+
+    /// Read an object and decode it with `decode`, naming the object if it
+    /// is missing or rejected.
+    async fn read_verified<T>(
+        &self,
+        object: &str,
+        expect: &ChunkHeader,
+        decode: fn(&[u8], &ChunkHeader) -> Result<T, FormatError>,
+    ) -> Result<T, StoreError> {
+        let cache = self.cache.as_ref().filter(|_| cacheable(object));
+        if let Some(c) = cache {
+            if let Some(bytes) = c.get(object) {
+                match decode(&bytes, expect) {
+                    Ok(v) => return Ok(v),
+                    Err(e) => {
+                        tracing::warn!(object, error = %e, "damaged cache entry dropped");
+                        c.remove(object);
+                    }
+                }
+            }
+        }
+        let bytes = self.get_required(object).await?;
+        let value = decode(&bytes, expect).map_err(|source| StoreError::Rejected {
+            object: object.to_string(),
+            source,
+        })?;
+        if let Some(c) = cache {
+            c.put(object, &bytes);
+        }
+        Ok(value)
+    }
+
+    /// Read and verify sorted keys (states or a run).
+    pub async fn read_keys(
+        &self,
+        object: &str,
+        expect: &ChunkHeader,
+    ) -> Result<Vec<u64>, StoreError> {
+        self.read_verified(object, expect, chunk::decode_keys).await
+    }
+
+    /// Read a keys object and verify its header and checksums, without
+    /// decoding it: its bytes, for [`chunk::stream_keys`].
+    pub async fn read_key_bytes_owned(
+        &self,
+        object: String,
+        expect: ChunkHeader,
+    ) -> Result<Vec<u8>, StoreError> {
+        self.read_verified(&object, &expect, chunk::verified_bytes)
+            .await
+    }
+
+    /// Read and verify values.
+    pub async fn read_values(
+        &self,
+        object: &str,
+        expect: &ChunkHeader,
+    ) -> Result<Vec<f64>, StoreError> {
+        self.read_verified(object, expect, chunk::decode_values)
+            .await
+    }
+
+    /// Read and verify policy codes.
+    pub async fn read_policy(
+        &self,
+        object: &str,
+        expect: &ChunkHeader,
+    ) -> Result<Vec<u8>, StoreError> {
+        self.read_verified(object, expect, chunk::decode_policy)
+            .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_read_only_store_reads_and_refuses_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("s");
+        let location = root.to_str().unwrap();
+        let rw = Store::open(location, Access::ReadWrite).unwrap();
+        rw.put_json("a/b.json", &vec![1, 2, 3]).await.unwrap();
+        let before: Vec<_> = std::fs::read_dir(&root)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+
+        let ro = Store::open(location, Access::ReadOnly).unwrap();
+        assert_eq!(
+            ro.get_json::<Vec<u32>>("a/b.json").await.unwrap(),
+            [1, 2, 3]
+        );
+        assert!(ro.get("a/missing.json").await.unwrap().is_none());
+        assert_eq!(ro.list("a").await.unwrap(), ["a/b.json"]);
+        let err = ro.put("a/c.json", b"{}".to_vec()).await.unwrap_err();
+        assert!(matches!(err, StoreError::ReadOnly { .. }), "{err}");
+        assert!(err.to_string().contains("read-only"), "{err}");
+        assert!(matches!(
+            ro.delete("a/b.json").await,
+            Err(StoreError::ReadOnly { .. })
+        ));
+        // Opening and reading created nothing (no write probe).
+        let after: Vec<_> = std::fs::read_dir(&root)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        assert_eq!(before, after);
+        // A missing directory is an error, not created.
+        let missing = dir.path().join("nothing-here");
+        let err = Store::open(missing.to_str().unwrap(), Access::ReadOnly)
+            .err()
+            .unwrap();
+        assert!(err.to_string().contains("no such directory"), "{err}");
+        assert!(!missing.exists());
+    }
+
+    #[tokio::test]
+    async fn damaged_records_and_missing_objects_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path().to_str().unwrap(), Access::ReadWrite).unwrap();
+        store.put("r.json", b"{not json".to_vec()).await.unwrap();
+        let err = store.get_json::<Vec<u32>>("r.json").await.unwrap_err();
+        assert!(
+            matches!(err, StoreError::Damaged { ref object, .. } if object == "r.json"),
+            "{err}"
+        );
+        let err = store.get_json::<Vec<u32>>("none.json").await.unwrap_err();
+        assert!(
+            matches!(err, StoreError::Missing { ref object } if object == "none.json"),
+            "{err}"
+        );
+        assert_eq!(store.take_bytes_read(), 9);
+    }
+
+    #[tokio::test]
+    async fn empty_folders_are_removed_and_full_ones_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path().to_str().unwrap(), Access::ReadWrite).unwrap();
+        store.put("runs/s1/g1/x.run", b"x".to_vec()).await.unwrap();
+        store.put("runs/s2/g1/y.run", b"y".to_vec()).await.unwrap();
+        store.delete("runs/s1/g1/x.run").await.unwrap();
+        store.remove_empty_folders("runs");
+        assert!(!dir.path().join("runs/s1").exists());
+        assert!(dir.path().join("runs/s2/g1/y.run").exists());
+        store.delete("runs/s2/g1/y.run").await.unwrap();
+        store.remove_empty_folders("runs");
+        assert!(!dir.path().join("runs").exists());
+    }
+}
