@@ -8,6 +8,8 @@
 //! - [`moves`]: the four moves, win and loss tests.
 //! - [`canonical`]: the 8 symmetries of the square and canonical forms.
 //! - [`spawn`]: tile placement: start states and the successors of a state.
+//! - [`rng`]: the seeded splitmix64 generator that draws spawned tiles in
+//!   played games.
 //! - [`part`]: identifiers of layers, parts, groups and chunks.
 //! - [`chunk`]: the on-disk chunk format (header, checksum, compression).
 //! - [`kernel`]: the enumerate, merge and solve kernels that tasks run.
@@ -28,6 +30,7 @@ pub mod memory;
 pub mod moves;
 pub mod part;
 pub mod policy_file;
+pub mod rng;
 pub mod slow;
 pub mod spawn;
 pub mod table;
