@@ -35,8 +35,6 @@
 //!   The weights are nneonneo's ([`Heuristic::default`]), with an edge
 //!   weight equal to the sum weight.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Arc, OnceLock};
 
 use solve2048_core::canonical::transpose;
@@ -44,7 +42,7 @@ use solve2048_core::moves::Mover;
 use solve2048_core::spawn::{empty_bits, P_FOUR, P_TWO};
 use solve2048_core::Direction;
 
-use crate::player::{certain, check_size, legal_moves, Player};
+use crate::player::{certain, check_size, legal_moves, BoardMap, Player};
 use crate::{NotExact, PlayerError};
 
 /// The weights of the heuristic (see the module docs).
@@ -177,25 +175,6 @@ impl HeuristicTables {
     }
 }
 
-/// Hashes a board key by the splitmix64 finaliser (boards are already
-/// well-spread integers; SipHash would cost more than the lookup).
-#[derive(Default)]
-struct MixHasher(u64);
-
-impl Hasher for MixHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = solve2048_core::part::mix(self.0 ^ u64::from(b));
-        }
-    }
-    fn write_u64(&mut self, x: u64) {
-        self.0 = solve2048_core::part::mix(x);
-    }
-}
-
 /// The `expectimax:D` player (see the module docs).
 pub struct ExpectimaxPlayer {
     n: usize,
@@ -204,7 +183,7 @@ pub struct ExpectimaxPlayer {
     mover: Mover,
     tables: Arc<HeuristicTables>,
     /// Afterstate -> (depth it was reached at, value), for one decision.
-    cache: HashMap<u64, (u8, f64), BuildHasherDefault<MixHasher>>,
+    cache: BoardMap<(u8, f64)>,
 }
 
 /// The largest depth `expectimax:D` accepts (each step multiplies the work by
@@ -233,7 +212,7 @@ impl ExpectimaxPlayer {
             threshold: DEFAULT_THRESHOLD,
             mover: Mover::new(n),
             tables: HeuristicTables::default_for(n),
-            cache: HashMap::default(),
+            cache: BoardMap::default(),
         })
     }
 

@@ -1,5 +1,8 @@
 //! The [`Player`] trait and the legal moves of a board.
 
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
 use solve2048_core::moves::Mover;
 use solve2048_core::Direction;
 
@@ -66,5 +69,27 @@ pub(crate) fn check_size(n: usize) -> Result<(), crate::PlayerError> {
         Ok(())
     } else {
         Err(crate::PlayerError::BoardSize { n })
+    }
+}
+
+/// A hash map keyed by boards, hashed by the splitmix64 finaliser (boards
+/// are well-spread integers; SipHash would cost more than the lookup).
+pub(crate) type BoardMap<V> = HashMap<u64, V, BuildHasherDefault<MixHasher>>;
+
+/// See [`BoardMap`].
+#[derive(Default)]
+pub(crate) struct MixHasher(u64);
+
+impl Hasher for MixHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = solve2048_core::part::mix(self.0 ^ u64::from(b));
+        }
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.0 = solve2048_core::part::mix(x);
     }
 }

@@ -3,5 +3,5 @@
 //! and against the published optimal values, and playing strength.
 
 mod exact;
-mod players;
+mod legality;
 mod strength;
