@@ -9,10 +9,12 @@
 //!
 //! - Presets: `4x4-rows-squares` (rows 0 and 1, and the 2x2 squares at the
 //!   corner, the edge and the centre: 5 tuples of 4 cells, 1.3 MB of weights),
-//!   `3x3-rows-squares` (rows 0 and 1 of 3 cells and the corner 2x2 square),
-//!   `3x3-corners` (the corner square and the two 4-cell L shapes along row 0:
-//!   3 tuples of 4 cells), `2x2-board` (the whole board: one tuple of 4
-//!   cells).
+//!   `3x3-pentomino` (row 0 with the two cells under its first two, the
+//!   corner square, the L along row 0 and the L along row 1: one tuple of 5
+//!   cells and three of 4, 5.0 MB), `3x3-rows-squares` (rows 0 and 1 of 3
+//!   cells and the corner 2x2 square), `3x3-corners` (the corner square and
+//!   the two 4-cell L shapes along row 0: 3 tuples of 4 cells), `2x2-board`
+//!   (the whole board: one tuple of 4 cells).
 //! - A list: tuples separated by `,`, cells of a tuple by `-`, each cell as
 //!   two digits, row then column (`00` is the top-left corner):
 //!   `00-01-02-03,10-11-12-13,00-01-10-11`. Tuples have 1 to 6 cells (a
@@ -77,6 +79,11 @@ pub const PRESETS: &[(&str, usize, &str)] = &[
         4,
         "00-01-02-03,10-11-12-13,00-01-10-11,01-02-11-12,11-12-21-22",
     ),
+    (
+        "3x3-pentomino",
+        3,
+        "00-01-02-10-11,00-01-10-11,00-01-02-12,00-10-11-12",
+    ),
     ("3x3-rows-squares", 3, "00-01-02,10-11-12,00-01-10-11"),
     ("3x3-corners", 3, "00-01-10-11,00-01-02-10,00-01-02-12"),
     ("2x2-board", 2, "00-01-11-10"),
@@ -137,12 +144,12 @@ impl TupleSpec {
         Ok(TupleSpec { n, tuples })
     }
 
-    /// The default spec of side `n`: `4x4-rows-squares`, `3x3-corners` or
+    /// The default spec of side `n`: `4x4-rows-squares`, `3x3-pentomino` or
     /// `2x2-board`.
     pub fn default_for(n: usize) -> TupleSpec {
         let name = match n {
             4 => "4x4-rows-squares",
-            3 => "3x3-corners",
+            3 => "3x3-pentomino",
             _ => "2x2-board",
         };
         TupleSpec::parse(name, n).expect("presets parse")
@@ -580,7 +587,7 @@ mod tests {
 
         let bytes = std::fs::read(&path).unwrap();
         // A flipped byte in the weights, in the header, in the checksum.
-        for at in [HEADER + 40, 17, bytes.len() - 1] {
+        for at in [HEADER + 200, 17, bytes.len() - 1] {
             let mut bad = bytes.clone();
             bad[at] ^= 0x10;
             std::fs::write(&path, &bad).unwrap();
