@@ -35,3 +35,19 @@ fn heuristic_players_beat_random_on_4x4() {
         assert!(s > 1.5 * random, "{spec} mean score {s}, random {random}");
     }
 }
+
+/// The shipped networks load (checksums intact, right board) and play at
+/// the level their README gives.
+#[test]
+fn shipped_networks_load_and_play() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("networks");
+    let net3 = dir.join("3x3-pentomino.weights");
+    let mut p = build(&format!("ntuple:{}", net3.display()), 3);
+    let won = (0..400)
+        .filter(|&s| simulate(3, Some(9), p.as_mut(), s).won())
+        .count();
+    assert!(won > 120, "3x3 to 512: won {won} of 400");
+    let net4 = dir.join("4x4-rows-squares.weights");
+    let score = mean_score(&format!("ntuple:{}", net4.display()), 4, 5);
+    assert!(score > 15_000.0, "4x4 mean score {score}");
+}
