@@ -13,7 +13,7 @@
 //! - [`SeededRng::spawn`] draws the empty cell first (`below(empty cells)`,
 //!   cells in increasing nybble order), then the tile: a 4 when the top 53
 //!   bits of the next draw, as a fraction of `2^53`, are below
-//!   [`P_FOUR`](crate::spawn::P_FOUR), else a 2.
+//!   [`P_FOUR`], else a 2.
 
 use crate::spawn::{empty_bits, P_FOUR};
 

@@ -17,7 +17,7 @@
 //!   heuristics (the nneonneo/2048-ai design).
 //! - [`ntuple`]: n-tuple networks, their tuple specs and weights files, and
 //!   `ntuple:FILE`.
-//! - [`train`]: TD(0) afterstate learning of n-tuple networks, resumable from a
+//! - [`train`](mod@train): TD(0) afterstate learning of n-tuple networks, resumable from a
 //!   checkpoint.
 //! - [`game`]: seeded games ([`simulate`]) and their [`summary`].
 //! - [`exact`]: a slow, obvious exact evaluator of a player's win probability,
