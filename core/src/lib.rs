@@ -9,6 +9,8 @@
 //! - [`moves`]: the four moves on the bitboard, win and loss tests.
 //! - [`canonical`]: the 8 symmetries of the square and canonical forms.
 //! - [`spawn`]: tile placement: start states and the successors of a state.
+//! - [`rng`]: the seeded splitmix64 generator that draws spawned tiles in
+//!   played games.
 //! - [`part`]: identifiers of layers, parts, groups and chunks.
 //! - [`layer`]: the structure every side relies on: the parts successors and
 //!   start states fall in, and each part's group count.
@@ -36,6 +38,7 @@ pub mod memory;
 pub mod moves;
 pub mod part;
 pub mod policy_file;
+pub mod rng;
 pub mod slow;
 pub mod spawn;
 pub mod table;

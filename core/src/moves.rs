@@ -44,6 +44,43 @@ impl Mover {
         }
     }
 
+    /// The board after moving `dir` and the move's score: the standard 2048
+    /// score, the sum of the values of the tiles that merges create (`(x, 0)`
+    /// when the move is illegal).
+    #[inline]
+    pub fn apply_scored(&self, x: u64, dir: Direction) -> (u64, u32) {
+        match dir {
+            Direction::Left => self.rows_scored(x, &self.tables.left),
+            Direction::Right => self.rows_scored(x, &self.tables.right),
+            Direction::Up => {
+                let (y, s) = self.rows_scored(transpose(x), &self.tables.left);
+                (transpose(y), s)
+            }
+            Direction::Down => {
+                let (y, s) = self.rows_scored(transpose(x), &self.tables.right);
+                (transpose(y), s)
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn rows_scored(&self, x: u64, table: &[u16]) -> (u64, u32) {
+        let mut out = 0u64;
+        let mut score = 0u32;
+        for r in 0..self.n {
+            let row = ((x >> (16 * r)) & 0xFFFF) as usize;
+            out |= (table.get(row).copied().unwrap_or(row as u16) as u64) << (16 * r);
+            score += self.tables.score.get(row).copied().unwrap_or(0);
+        }
+        (out, score)
+    }
+
+    /// Board side.
+    #[inline]
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
     /// True when no move changes the board.
     #[inline]
     pub fn is_lost(&self, x: u64) -> bool {
@@ -112,6 +149,40 @@ mod tests {
         let m3 = Mover::new(3);
         assert_eq!(m3.apply(x, Direction::Up), b("4 . . / 4 . . / . . ."));
         assert_eq!(m3.apply(x, Direction::Down), b(". . . / 4 . . / 4 . ."));
+    }
+
+    #[test]
+    fn scored_moves_match_slow_on_random_boards() {
+        let mut seed = 0x5eed_u64;
+        for n in 2..=4 {
+            let m = Mover::new(n);
+            for _ in 0..20_000 {
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                // Small exponents (0..4) so that merges are common.
+                let mut x = 0u64;
+                for r in 0..n {
+                    for c in 0..n {
+                        let e = (seed >> (2 * (4 * r + c))) & 3;
+                        x |= e << (16 * r + 4 * c);
+                    }
+                }
+                for d in Direction::ALL {
+                    let (y, s) = m.apply_scored(x, d);
+                    assert_eq!(y, m.apply(x, d));
+                    assert_eq!(
+                        (y, s),
+                        crate::slow::apply_score(x, n, d),
+                        "n={n} {x:#x} {d:?}"
+                    );
+                }
+            }
+        }
+        let m = Mover::new(4);
+        let x = b("2 2 2 2 / 4 4 8 . / . . . . / . . . .");
+        assert_eq!(m.apply_scored(x, Direction::Left).1, 8 + 8);
+        assert_eq!(m.apply_scored(x, Direction::Up).1, 0);
     }
 
     #[test]

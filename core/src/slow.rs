@@ -27,6 +27,27 @@ pub fn slide_line(cells: &[u8]) -> Vec<u8> {
     out
 }
 
+/// [`slide_line`] and the score of the slide: the standard 2048 score, the
+/// sum of the values `2^e` of the tiles that merges create.
+pub fn slide_line_score(cells: &[u8]) -> (Vec<u8>, u32) {
+    let tiles: Vec<u8> = cells.iter().copied().filter(|&e| e != 0).collect();
+    let mut out = Vec::with_capacity(cells.len());
+    let mut score = 0u32;
+    let mut i = 0;
+    while i < tiles.len() {
+        if i + 1 < tiles.len() && tiles[i] == tiles[i + 1] {
+            out.push(tiles[i] + 1);
+            score += 1u32 << (tiles[i] + 1);
+            i += 2;
+        } else {
+            out.push(tiles[i]);
+            i += 1;
+        }
+    }
+    out.resize(cells.len(), 0);
+    (out, score)
+}
+
 /// The board as an `n x n` grid of exponents.
 pub fn to_grid(x: u64, n: usize) -> Vec<Vec<u8>> {
     (0..n)
@@ -75,6 +96,37 @@ pub fn apply(x: u64, n: usize, dir: Direction) -> u64 {
         }
     }
     from_grid(&out)
+}
+
+/// The board after a move and the move's score (see [`slide_line_score`]),
+/// line by line on the grid.
+pub fn apply_score(x: u64, n: usize, dir: Direction) -> (u64, u32) {
+    let g = to_grid(x, n);
+    let mut out = vec![vec![0u8; n]; n];
+    let mut score = 0;
+    for i in 0..n {
+        let idx = |k: usize| -> (usize, usize) {
+            match dir {
+                Direction::Left => (i, k),
+                Direction::Right => (i, n - 1 - k),
+                Direction::Up => (k, i),
+                Direction::Down => (n - 1 - k, i),
+            }
+        };
+        let line: Vec<u8> = (0..n)
+            .map(|k| {
+                let (r, c) = idx(k);
+                g[r][c]
+            })
+            .collect();
+        let (slid, s) = slide_line_score(&line);
+        score += s;
+        for (k, e) in slid.into_iter().enumerate() {
+            let (r, c) = idx(k);
+            out[r][c] = e;
+        }
+    }
+    (from_grid(&out), score)
 }
 
 /// Image under symmetry `g`: optional row flip, then column flip, then transpose.

@@ -2,44 +2,10 @@
 
 use solve2048_core::canonical::{canonical_with_symmetry, direction_image, inverse};
 use solve2048_core::moves::has_exponent;
-use solve2048_core::spawn::{empty_bits, P_FOUR};
+use solve2048_core::rng::SeededRng;
 use solve2048_core::{Board, Direction};
 
 use crate::solution::{QueryError, Solution};
-
-/// A small, fully specified random number generator (splitmix64), so that a
-/// seed gives the same game on every platform and version.
-pub struct SeededRng(u64);
-
-impl SeededRng {
-    /// A generator from a seed.
-    pub fn new(seed: u64) -> SeededRng {
-        SeededRng(seed)
-    }
-
-    /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        solve2048_core::part::mix(self.0.wrapping_sub(0x9E37_79B9_7F4A_7C15))
-    }
-
-    /// A uniform integer below `k`.
-    pub fn below(&mut self, k: u64) -> u64 {
-        ((self.next_u64() as u128 * k as u128) >> 64) as u64
-    }
-
-    /// Place a tile by the spawn rule: uniform empty cell, 4 with probability 0.1.
-    pub fn spawn(&mut self, x: u64, n: usize) -> u64 {
-        let mut empties = empty_bits(x, n);
-        let k = empties.count_ones() as u64;
-        for _ in 0..self.below(k) {
-            empties &= empties - 1;
-        }
-        let cell = empties.trailing_zeros();
-        let four = ((self.next_u64() >> 11) as f64 / (1u64 << 53) as f64) < P_FOUR;
-        x | ((if four { 2u64 } else { 1 }) << cell)
-    }
-}
 
 /// One move of a played game.
 #[derive(Clone, Debug, serde::Serialize)]
@@ -75,8 +41,7 @@ impl Solution {
     ) -> Result<Played, QueryError> {
         let n = self.game.size();
         let mut rng = SeededRng::new(seed);
-        let mut x = rng.spawn(0, n);
-        x = rng.spawn(x, n);
+        let mut x = rng.start(n);
         let mut steps = Vec::new();
         loop {
             if has_exponent(x, self.game.target_exp) || self.mover.is_lost(x) {

@@ -1,0 +1,90 @@
+//! A slow, obvious exact evaluator: a player's probability of winning a game
+//! from the random start, by memoised recursion over actual boards (not
+//! canonical ones). Moves come from the core's tables (tested exhaustively
+//! against the slow rules), spawns and the start from
+//! [`solve2048_core::slow`].
+//!
+//! For tests and small games: it keeps every reachable board in a hash map
+//! (`random` on 3x3 to 64 reaches about N boards).
+
+use solve2048_core::moves::{has_exponent, Mover};
+use solve2048_core::{slow, Game};
+
+use solve2048_core::spawn::{empty_bits, P_FOUR, P_TWO};
+
+use crate::player::BoardMap;
+use crate::{NotExact, Player};
+
+/// The probability that `player` wins `game` from the random start, each move
+/// weighted by the discount as in [`Game`].
+///
+/// `V(x)` is 0 for a lost board; otherwise the sum, over the player's move
+/// distribution on `x`, of the move's probability times the discount times: 1
+/// if the move makes the target tile, else the sum over spawns of their
+/// probability times `V(next)`. The start distribution is the two spawns on
+/// the empty board, as actual boards ([`slow::spawns`] twice).
+///
+/// Fails with [`NotExact`] for a player without a move distribution. Panics
+/// if the player's distribution names an illegal move.
+pub fn slow_win_probability(game: &Game, player: &mut dyn Player) -> Result<f64, NotExact> {
+    let n = game.size();
+    let mut eval = Eval {
+        game,
+        mover: Mover::new(n),
+        memo: BoardMap::default(),
+    };
+    let mut total = 0.0;
+    for (one, p1) in slow::spawns(0, n) {
+        for (two, p2) in slow::spawns(one, n) {
+            total += p1 * p2 * eval.value(player, two)?;
+        }
+    }
+    Ok(total)
+}
+
+/// The game, the moves and the values found so far.
+struct Eval<'a> {
+    game: &'a Game,
+    mover: Mover,
+    memo: BoardMap<f64>,
+}
+
+impl Eval<'_> {
+    /// `V(x)` (see [`slow_win_probability`]).
+    fn value(&mut self, player: &mut dyn Player, x: u64) -> Result<f64, NotExact> {
+        if let Some(&v) = self.memo.get(&x) {
+            return Ok(v);
+        }
+        let n = self.game.size();
+        let mut v = 0.0;
+        if !self.mover.is_lost(x) {
+            for (dir, p) in player.distribution(x)? {
+                let after = self.mover.apply(x, dir);
+                assert_ne!(
+                    after,
+                    x,
+                    "{} plays illegal {dir:?} on {x:#x}",
+                    player.name()
+                );
+                let q = if has_exponent(after, self.game.target_exp) {
+                    1.0
+                } else {
+                    // A 2 or a 4 in each empty cell, the cell uniform.
+                    let mut empties = empty_bits(after, n);
+                    let k = f64::from(empties.count_ones());
+                    let mut q = 0.0;
+                    while empties != 0 {
+                        let bit = empties & empties.wrapping_neg();
+                        q += P_TWO / k * self.value(player, after | bit)?;
+                        q += P_FOUR / k * self.value(player, after | (bit << 1))?;
+                        empties &= empties - 1;
+                    }
+                    q
+                };
+                v += p * self.game.discount * q;
+            }
+        }
+        self.memo.insert(x, v);
+        Ok(v)
+    }
+}
