@@ -125,3 +125,43 @@ pub struct SolvedStoreArgs {
     #[arg(long)]
     pub store: String,
 }
+
+/// The memory a worker's tasks may use (`worker` and the embedded `solve`).
+#[derive(clap::Args, Clone, Debug)]
+pub struct MemoryArgs {
+    /// GiB of memory this worker may use in all; tasks wait until what they
+    /// need fits, and a task that needs more than this fails with a clear
+    /// error [default: the machine's (or container's) memory less 10%, at
+    /// least 1 GiB less].
+    #[arg(long, value_name = "GiB")]
+    pub memory: Option<f64>,
+}
+
+impl MemoryArgs {
+    /// The bytes tasks may hold: the memory less what the process itself
+    /// holds ([`solve2048_core::footprint::PROCESS_BYTES`]).
+    pub fn task_budget(&self) -> anyhow::Result<u64> {
+        let total = match self.memory {
+            Some(gib) => {
+                anyhow::ensure!(
+                    gib.is_finite() && gib > 0.0,
+                    "--memory {gib} must be more than 0 GiB"
+                );
+                (gib * (1u64 << 30) as f64) as u64
+            }
+            None => {
+                let machine = crate::runtime::machine_memory().ok_or_else(|| {
+                    anyhow::anyhow!("cannot tell this machine's memory: pass --memory GiB")
+                })?;
+                machine - (machine / 10).max(1 << 30).min(machine / 2)
+            }
+        };
+        let process = solve2048_core::footprint::PROCESS_BYTES;
+        anyhow::ensure!(
+            total > process,
+            "--memory must leave room for the process itself ({} MiB)",
+            process >> 20
+        );
+        Ok(total - process)
+    }
+}

@@ -38,12 +38,14 @@ fn random_token() -> String {
     format!("{:032x}", u128::from_le_bytes(bytes) ^ salt)
 }
 
-/// Run the job with one in-process worker of `threads` kernel threads: the
-/// coordinator serves on a loopback port with a random token.
+/// Run the job with one in-process worker of `threads` kernel threads whose
+/// tasks may hold `memory` bytes: the coordinator serves on a loopback port
+/// with a random token.
 pub async fn run_embedded(
     store: &Store,
     job: JobSpec,
     threads: usize,
+    memory: u64,
     lease: &LeaseArgs,
     progress: &(dyn Fn(&Progress) + Sync),
 ) -> anyhow::Result<Summary> {
@@ -64,6 +66,7 @@ pub async fn run_embedded(
     };
     let records = Records::new(store.clone());
     let agent = AgentConfig {
+        memory,
         coordinator: url,
         token,
         tls_ca: None,

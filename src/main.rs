@@ -25,6 +25,7 @@ struct Cli {
 }
 
 fn main() -> std::process::ExitCode {
+    runtime::limit_malloc_arenas();
     let args = match Cli::try_parse() {
         Ok(args) => args,
         // --help and --version print and succeed; a bad argument is an error

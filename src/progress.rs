@@ -6,20 +6,7 @@ use std::time::Instant;
 
 use solve2048_coordinator::{Phase, Progress};
 
-/// Peak resident memory of this process since the last [`reset_peak_rss`]
-/// (Linux `VmHWM`), in bytes; 0 where unavailable.
-pub fn peak_rss_bytes() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| {
-                l.split_whitespace()
-                    .nth(1)
-                    .and_then(|kb| kb.parse::<u64>().ok())
-            })
-        })
-        .map_or(0, |kb| kb * 1024)
-}
+pub use solve2048_worker::peak_rss_bytes;
 
 /// Start a new peak-memory window (Linux: writing 5 to clear_refs resets VmHWM).
 pub fn reset_peak_rss() {

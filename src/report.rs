@@ -16,8 +16,21 @@ pub fn print_summary(
     json: bool,
 ) -> anyhow::Result<()> {
     let game = job.game;
-    let (enum_peak, solve_peak) = (reporter.peak(Phase::Enumerate), reporter.peak(Phase::Solve));
-    let peak = enum_peak.max(solve_peak).max(peak_rss_bytes());
+    // The embedded solve runs its worker in this process; a coordinator's
+    // own memory says nothing of its workers', which they report.
+    let embedded = threads.is_some();
+    let (enum_peak, solve_peak) = if embedded {
+        (reporter.peak(Phase::Enumerate), reporter.peak(Phase::Solve))
+    } else {
+        (0, 0)
+    };
+    let own_peak = peak_rss_bytes();
+    let peak = if embedded {
+        enum_peak.max(solve_peak).max(own_peak)
+    } else {
+        summary.workers_peak_rss_bytes
+    };
+    let per_state = |b: u64| b as f64 / summary.states.max(1) as f64;
     if json {
         let out = serde_json::json!({
             "board": game.n,
@@ -38,6 +51,13 @@ pub fn print_summary(
             "tasks_run": summary.tasks_run,
             "tasks_skipped": summary.tasks_skipped,
             "orphans_removed": summary.orphans_removed,
+            "workers_peak_rss_bytes": summary.workers_peak_rss_bytes,
+            "coordinator_peak_rss_bytes": own_peak,
+            "bytes_read": {
+                "enumerate": summary.bytes_read(Phase::Enumerate),
+                "solve": summary.bytes_read(Phase::Solve),
+            },
+            "stages": summary.stage_kinds(),
         });
         println!("{out}");
     } else {
@@ -66,18 +86,59 @@ pub fn print_summary(
             summary.start_value
         );
         println!("  result digest: {}", summary.digest);
+        let peak_of = |b: u64| {
+            if embedded {
+                format!("  peak RSS {:.2} GiB", gib(b))
+            } else {
+                String::new()
+            }
+        };
         println!(
-            "  enumerate: {:8.2} s  {:>10.0} {per}  peak RSS {:.2} GiB",
+            "  enumerate: {:8.2} s  {:>10.0} {per}{}",
             summary.enumerate_seconds,
             rate(summary.enumerate_seconds),
-            gib(enum_peak)
+            peak_of(enum_peak)
         );
         println!(
-            "  solve:     {:8.2} s  {:>10.0} {per}  peak RSS {:.2} GiB",
+            "  solve:     {:8.2} s  {:>10.0} {per}{}",
             summary.solve_seconds,
             rate(summary.solve_seconds),
-            gib(solve_peak)
+            peak_of(solve_peak)
         );
+        if !embedded {
+            println!(
+                "  workers' peak RSS: {:.2} GiB (the largest any worker reported)",
+                gib(summary.workers_peak_rss_bytes)
+            );
+        }
+        let (read_e, read_s) = (
+            summary.bytes_read(Phase::Enumerate),
+            summary.bytes_read(Phase::Solve),
+        );
+        println!(
+            "  read from the store: enumerate {:.1} MiB ({:.2} B/state), solve {:.1} MiB ({:.2} B/state)",
+            read_e as f64 / (1 << 20) as f64,
+            per_state(read_e),
+            read_s as f64 / (1 << 20) as f64,
+            per_state(read_s)
+        );
+        let tails: Vec<String> = summary
+            .stage_kinds()
+            .iter()
+            .filter_map(|k| k.worst_tail.as_ref())
+            .map(|s| {
+                format!(
+                    "{} {:.2} s vs median {:.2} s (layer {})",
+                    s.stage, s.longest_seconds, s.median_seconds, s.sum
+                )
+            })
+            .collect();
+        if !tails.is_empty() {
+            println!(
+                "  longest task against the median, worst layer per stage: {}",
+                tails.join("; ")
+            );
+        }
         if summary.tasks_skipped > 0 {
             println!(
                 "  resumed: {} tasks were already committed, {} run now",

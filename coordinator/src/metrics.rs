@@ -64,6 +64,12 @@ pub fn render(scheduler: &Scheduler) -> String {
         &[("", c.bytes_written as f64)],
     );
     metric(
+        "bytes_read_total",
+        "counter",
+        "Bytes workers read from the store (not from their caches).",
+        &[("", c.bytes_read as f64)],
+    );
+    metric(
         "states_done_total",
         "counter",
         "States of committed enumerate and solve tasks.",

@@ -118,6 +118,12 @@ pub struct WorkerEntry {
     pub completed: u64,
     /// Alive: heard from within the lease ttl.
     pub alive: bool,
+    /// Bytes its tasks may hold at once (its `--memory`, less the process).
+    #[serde(default)]
+    pub memory_bytes: u64,
+    /// Its peak resident memory so far, as it last reported.
+    #[serde(default)]
+    pub peak_rss_bytes: u64,
 }
 
 /// Counters since the coordinator started.
@@ -135,14 +141,38 @@ pub struct Counters {
     pub results_discarded: u64,
     /// Bytes workers reported writing.
     pub bytes_written: u64,
+    /// Bytes workers reported reading from the store.
+    #[serde(default)]
+    pub bytes_read: u64,
     /// States handled by committed enumerate and solve tasks.
     pub states_done: u64,
 }
 
 /// How an attempt ended.
 enum Outcome {
-    Done(TaskOutput),
+    Done(TaskOutput, Completed),
     Failed(Failure),
+}
+
+/// A result the scheduler refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refused {
+    /// Why.
+    pub reason: String,
+    /// No commit record can name the attempt's outputs, so its worker may
+    /// delete them.
+    pub outputs_unreferenced: bool,
+}
+
+/// What a committed attempt cost, as its worker reported it.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Completed {
+    /// Seconds from the lease to the report.
+    pub seconds: f64,
+    /// Bytes it read from the store.
+    pub bytes_read: u64,
+    /// Bytes it wrote.
+    pub bytes_written: u64,
 }
 
 /// A task waiting for a worker.
@@ -156,12 +186,15 @@ struct Leased {
     queued: Queued,
     worker: String,
     deadline: Instant,
+    started: Instant,
 }
 
 struct WorkerState {
     name: String,
     threads: u32,
     slots: u32,
+    memory_bytes: u64,
+    peak_rss_bytes: u64,
     last_seen: Instant,
     completed: u64,
 }
@@ -235,6 +268,16 @@ impl Scheduler {
         }
     }
 
+    /// The largest peak resident memory any worker reported.
+    pub fn workers_peak_rss(&self) -> u64 {
+        let st = self.state.lock().unwrap();
+        st.workers
+            .values()
+            .map(|w| w.peak_rss_bytes)
+            .max()
+            .unwrap_or(0)
+    }
+
     /// Lease timing.
     pub fn config(&self) -> LeaseConfig {
         self.config
@@ -296,7 +339,7 @@ impl Scheduler {
     }
 
     /// Run one attempt at `task` on some worker and wait for its outcome.
-    pub async fn attempt(&self, task: &Task) -> Result<TaskOutput, Failure> {
+    pub async fn attempt(&self, task: &Task) -> Result<(TaskOutput, Completed), Failure> {
         let (tx, rx) = oneshot::channel();
         let key = task.key();
         {
@@ -312,7 +355,7 @@ impl Scheduler {
         }
         self.wake.notify_one();
         let outcome = match rx.await {
-            Ok(Outcome::Done(out)) => Ok(out),
+            Ok(Outcome::Done(out, done)) => Ok((out, done)),
             Ok(Outcome::Failed(e)) => Err(e),
             Err(_) => Err(Failure::retry("the scheduler dropped the attempt")),
         };
@@ -327,7 +370,7 @@ impl Scheduler {
     }
 
     /// A worker joins; returns its id.
-    pub fn register(&self, name: &str, threads: u32, slots: u32) -> String {
+    pub fn register(&self, name: &str, threads: u32, slots: u32, memory_bytes: u64) -> String {
         let mut st = self.state.lock().unwrap();
         st.next_worker += 1;
         let id = format!("w{}-{}", self.epoch, st.next_worker);
@@ -337,11 +380,13 @@ impl Scheduler {
                 name: name.to_string(),
                 threads,
                 slots,
+                memory_bytes,
+                peak_rss_bytes: 0,
                 last_seen: Instant::now(),
                 completed: 0,
             },
         );
-        tracing::info!(worker = %id, name, threads, slots, "worker registered");
+        tracing::info!(worker = %id, name, threads, slots, memory_bytes, "worker registered");
         id
     }
 
@@ -391,6 +436,7 @@ impl Scheduler {
                             queued,
                             worker: worker.to_string(),
                             deadline: Instant::now() + self.config.ttl,
+                            started: Instant::now(),
                         },
                     );
                     return Ok(LeaseAnswer::Task(grant));
@@ -407,9 +453,13 @@ impl Scheduler {
         &self,
         worker: &str,
         leases: &[AttemptId],
+        peak_rss_bytes: u64,
     ) -> Result<(Vec<AttemptId>, bool), UnknownWorker> {
         let mut st = self.state.lock().unwrap();
         Self::touch(&mut st, worker)?;
+        if let Some(w) = st.workers.get_mut(worker) {
+            w.peak_rss_bytes = w.peak_rss_bytes.max(peak_rss_bytes);
+        }
         let deadline = Instant::now() + self.config.ttl;
         let mut lost = Vec::new();
         for id in leases {
@@ -429,29 +479,44 @@ impl Scheduler {
         }
     }
 
-    /// A worker reports an output. Err(reason) when the lease is not current.
+    /// A worker reports an output; refused when the lease is not current.
     pub fn complete(
         &self,
         worker: &str,
         lease: AttemptId,
         output: TaskOutput,
+        bytes_read: u64,
         bytes_written: u64,
-    ) -> Result<(), String> {
+    ) -> Result<(), Refused> {
         let mut st = self.state.lock().unwrap();
         let _ = Self::touch(&mut st, worker);
         st.counters.bytes_written += bytes_written;
+        st.counters.bytes_read += bytes_read;
         let Some(leased) = Self::take(&mut st, worker, lease) else {
             st.counters.results_discarded += 1;
             tracing::warn!(%lease, worker, "result under a stale lease discarded");
-            return Err(format!(
-                "lease {lease} is not current (it expired, or a previous coordinator issued it)"
-            ));
+            return Err(Refused {
+                reason: format!(
+                    "lease {lease} is not current (it expired, or a previous coordinator issued it)"
+                ),
+                // This scheduler commits only what it accepted, so an attempt
+                // it issued and refuses is committed nowhere. One a previous
+                // coordinator issued may have been committed just before it
+                // died (its reply lost): its outputs stay, and the end of the
+                // job sweeps them if no record names them.
+                outputs_unreferenced: lease.epoch() == self.epoch,
+            });
         };
         if let Some(w) = st.workers.get_mut(worker) {
             w.completed += 1;
         }
+        let done = Completed {
+            seconds: leased.started.elapsed().as_secs_f64(),
+            bytes_read,
+            bytes_written,
+        };
         // The plan may have stopped waiting (the job failed): nothing to do then.
-        let _ = leased.queued.reply.send(Outcome::Done(output));
+        let _ = leased.queued.reply.send(Outcome::Done(output, done));
         Ok(())
     }
 
@@ -595,6 +660,8 @@ impl Scheduler {
                 tasks: holding.get(id.as_str()).cloned().unwrap_or_default(),
                 completed: w.completed,
                 alive: now - w.last_seen <= self.config.ttl,
+                memory_bytes: w.memory_bytes,
+                peak_rss_bytes: w.peak_rss_bytes,
             })
             .collect();
         let rate = match (st.samples.front(), st.samples.back()) {
@@ -636,6 +703,15 @@ fn describe(task: &Task) -> (Option<PartId>, Option<ChunkId>, u64) {
             (Some(chunk.id.part), Some(chunk.id), chunk.count)
         }
         Task::Merge { part, .. } => (Some(*part), None, 0),
+        Task::Gather { part, groups } => (
+            Some(*part),
+            None,
+            groups
+                .iter()
+                .flat_map(|g| &g.chunks)
+                .map(|c| c.chunk.count)
+                .sum(),
+        ),
         Task::Seed { .. } | Task::StartValue { .. } => (None, None, 0),
     }
 }
@@ -671,7 +747,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_lapsed_lease_fails_the_attempt_and_its_late_result_is_refused() {
         let s = std::sync::Arc::new(Scheduler::new(config(), 7));
-        let w = s.register("test", 1, 1);
+        let w = s.register("test", 1, 1, 1 << 30);
         let task = seed();
         let attempt = {
             let s = s.clone();
@@ -683,7 +759,7 @@ mod tests {
         // Heartbeats keep it alive past the ttl...
         for _ in 0..3 {
             tokio::time::advance(Duration::from_secs(6)).await;
-            assert_eq!(s.heartbeat(&w, &[g.lease]).unwrap().0, vec![]);
+            assert_eq!(s.heartbeat(&w, &[g.lease], 0).unwrap().0, vec![]);
             assert_eq!(s.expire(), 0);
         }
         // ...and silence lets it lapse.
@@ -691,17 +767,37 @@ mod tests {
         assert_eq!(s.expire(), 1);
         let err = attempt.await.unwrap().unwrap_err();
         assert!(err.message.contains("expired"), "{err}");
-        assert_eq!(s.heartbeat(&w, &[g.lease]).unwrap().0, vec![g.lease]);
-        let late = s.complete(&w, g.lease, TaskOutput::StartValue(0.5), 0);
-        assert!(late.unwrap_err().contains("not current"));
+        assert_eq!(s.heartbeat(&w, &[g.lease], 0).unwrap().0, vec![g.lease]);
+        let late = s.complete(&w, g.lease, TaskOutput::StartValue(0.5), 0, 0);
+        let refused = late.unwrap_err();
+        assert!(refused.reason.contains("not current"), "{refused:?}");
+        assert!(refused.outputs_unreferenced);
         assert_eq!(s.counters().results_discarded, 1);
         assert_eq!(s.counters().leases_expired, 1);
+    }
+
+    /// A previous coordinator may have committed an attempt just before it
+    /// died, its reply lost: its worker then reports the result here, which
+    /// is refused, and its outputs must stay (the records name them).
+    #[tokio::test(start_paused = true)]
+    async fn a_result_under_a_previous_coordinators_lease_keeps_its_outputs() {
+        let s = Scheduler::new(config(), 8);
+        let w = s.register("test", 1, 1, 1 << 30);
+        let old = AttemptId::new(7, 3);
+        let refused = s
+            .complete(&w, old, TaskOutput::StartValue(0.5), 0, 0)
+            .unwrap_err();
+        assert!(refused.reason.contains("not current"), "{refused:?}");
+        assert!(!refused.outputs_unreferenced);
     }
 
     #[tokio::test(start_paused = true)]
     async fn a_released_lease_goes_back_to_the_front_and_a_new_lease_completes() {
         let s = std::sync::Arc::new(Scheduler::new(config(), 1));
-        let (a, b) = (s.register("a", 1, 1), s.register("b", 1, 1));
+        let (a, b) = (
+            s.register("a", 1, 1, 1 << 30),
+            s.register("b", 1, 1, 1 << 30),
+        );
         let attempt = {
             let s = s.clone();
             tokio::spawn(async move { s.attempt(&seed()).await })
@@ -709,19 +805,19 @@ mod tests {
         let first = grant(&s, &a).await;
         // Another worker cannot complete a lease it does not hold.
         assert!(s
-            .complete(&b, first.lease, TaskOutput::StartValue(0.0), 0)
+            .complete(&b, first.lease, TaskOutput::StartValue(0.0), 0, 0)
             .is_err());
         s.release(&a, first.lease);
         let second = grant(&s, &b).await;
         assert_ne!(first.lease, second.lease);
         assert_eq!(first.key, second.key);
-        s.complete(&b, second.lease, TaskOutput::StartValue(0.25), 10)
+        s.complete(&b, second.lease, TaskOutput::StartValue(0.25), 5, 10)
             .unwrap();
-        assert_eq!(
-            attempt.await.unwrap().unwrap(),
-            TaskOutput::StartValue(0.25)
-        );
+        let (out, done) = attempt.await.unwrap().unwrap();
+        assert_eq!(out, TaskOutput::StartValue(0.25));
+        assert_eq!((done.bytes_read, done.bytes_written), (5, 10));
         assert_eq!(s.counters().bytes_written, 10);
+        assert_eq!(s.counters().bytes_read, 5);
         // Nothing left: a lease call waits, then answers nothing; after
         // finish() it answers finished.
         assert!(matches!(

@@ -101,7 +101,9 @@ impl Coordinator for Service {
             )));
         }
         let s = &self.0;
-        let id = s.scheduler.register(&r.name, r.threads, r.slots);
+        let id = s
+            .scheduler
+            .register(&r.name, r.threads, r.slots, r.memory_bytes);
         Ok(Response::new(pb::RegisterReply {
             worker_id: id,
             job_json: s.job_json.clone(),
@@ -141,7 +143,10 @@ impl Coordinator for Service {
     ) -> Result<Response<pb::HeartbeatReply>, Status> {
         let r = req.into_inner();
         let leases: Vec<AttemptId> = r.lease_ids.into_iter().map(AttemptId).collect();
-        let (lost, finished) = self.0.scheduler.heartbeat(&r.worker_id, &leases)?;
+        let (lost, finished) =
+            self.0
+                .scheduler
+                .heartbeat(&r.worker_id, &leases, r.peak_rss_bytes)?;
         Ok(Response::new(pb::HeartbeatReply {
             lost_lease_ids: lost.into_iter().map(|l| l.0).collect(),
             job_finished: finished,
@@ -166,16 +171,19 @@ impl Coordinator for Service {
                 return Err(Status::invalid_argument(format!("unreadable output: {e}")));
             }
         };
-        let reply = match scheduler.complete(&r.worker_id, lease, output, r.bytes_written) {
-            Ok(()) => pb::CompleteReply {
-                accepted: true,
-                reason: String::new(),
-            },
-            Err(reason) => pb::CompleteReply {
-                accepted: false,
-                reason,
-            },
-        };
+        let reply =
+            match scheduler.complete(&r.worker_id, lease, output, r.bytes_read, r.bytes_written) {
+                Ok(()) => pb::CompleteReply {
+                    accepted: true,
+                    reason: String::new(),
+                    delete_outputs: false,
+                },
+                Err(refused) => pb::CompleteReply {
+                    accepted: false,
+                    reason: refused.reason,
+                    delete_outputs: refused.outputs_unreferenced,
+                },
+            };
         Ok(Response::new(reply))
     }
 

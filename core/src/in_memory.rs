@@ -5,8 +5,9 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use crate::kernel;
+use crate::kernel::{self, SpawnSums};
 use crate::layer::{part_of, start_parts};
+use crate::moves::Mover;
 use crate::part::PartId;
 use crate::spawn::Starts;
 use crate::table::ValueTable;
@@ -29,9 +30,9 @@ pub fn enumerate(game: &Game, mut visit: impl FnMut(PartId, &[u64])) -> Vec<(Par
         let states = kernel::merge(streams).unwrap_or_else(|(_, e)| match e {});
         visit(part, &states);
         out.push((part, states.len() as u64));
-        let successors =
+        let made =
             kernel::enumerate(game, part, &states, |_| Some(1)).expect("every part has one group");
-        for (p, groups) in successors {
+        for (p, groups) in made.successors {
             pending.entry(p).or_default().extend(groups);
         }
     }
@@ -55,6 +56,7 @@ pub fn solve(game: &Game) -> Solved {
     enumerate(game, |part, states| {
         parts.insert(part, states.to_vec());
     });
+    let mover = Mover::new(game.size());
     let mut values = HashMap::new();
     let mut tables: BTreeMap<u32, ValueTable> = BTreeMap::new();
     let empty = ValueTable::with_capacity(1);
@@ -67,14 +69,20 @@ pub fn solve(game: &Game) -> Solved {
             .collect();
         let table = ValueTable::with_capacity(layer.iter().map(|s| s.len()).sum());
         for states in layer {
-            let (v, _) = kernel::solve(
-                game,
-                sum,
-                states,
-                tables.get(&(sum + 2)).unwrap_or(&empty),
-                tables.get(&(sum + 4)).unwrap_or(&empty),
-            )
-            .expect("a whole game's layers are complete");
+            // A whole layer holds every group, so each tile's gather looks
+            // its spawns up in the whole next layer.
+            let after = kernel::afterstates(game, &mover, states);
+            let gather = |tile: u8| {
+                let t = tables.get(&(sum + (1 << tile))).unwrap_or(&empty);
+                kernel::gather(game, sum, tile, &after, t)
+                    .expect("a whole game's layers are complete")
+            };
+            let sums = SpawnSums {
+                twos: gather(1),
+                fours: gather(2),
+                afterstates: after.clone(),
+            };
+            let (v, _) = kernel::solve(game, states, &sums).expect("every afterstate has sums");
             for (&s, &x) in states.iter().zip(&v) {
                 table.insert(s, x);
                 values.insert(s, x);

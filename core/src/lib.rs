@@ -18,6 +18,8 @@
 //! - [`in_memory`]: a whole small game enumerated and solved in memory with
 //!   the job's kernels (exact counts for `plan`, the kernels' test reference).
 //! - [`kernel`]: the enumerate, merge and solve kernels that tasks run.
+//! - [`footprint`]: the memory each task holds, by which workers admit
+//!   tasks and `plan` sizes workers.
 //! - [`policy_file`]: the compact exported-policy file format and its reader.
 //! - [`memory`]: large buffers backed by huge pages.
 //! - [`table`]: the in-memory value table the solve kernel looks states up in.
@@ -30,6 +32,7 @@ pub mod board;
 pub mod canonical;
 pub mod chunk;
 pub mod direction;
+pub mod footprint;
 pub mod game;
 pub mod in_memory;
 pub mod kernel;

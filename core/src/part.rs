@@ -64,7 +64,22 @@ pub const fn mix(key: u64) -> u64 {
 /// all 8 images of a board, so a board need not be canonical to find it.
 #[inline(always)]
 pub fn group_of(key: u64, groups: u32) -> u32 {
-    ((mix(tiles_hash(key)) as u128 * groups as u128) >> 64) as u32
+    group_of_tiles(tiles_hash(key), groups)
+}
+
+/// The group (of `groups`) of every board made by spawning a tile of
+/// exponent `tile` on afterstate `a`: they all hold the same tiles (those of
+/// `a` and the new one), so they all fall in one group, whichever empty cell
+/// the tile lands in.
+#[inline(always)]
+pub fn spawn_group(a: u64, tile: u8, groups: u32) -> u32 {
+    group_of_tiles(tiles_hash(a).wrapping_add(tile_word(tile as u64)), groups)
+}
+
+/// The group (of `groups`) of a board whose [`tiles_hash`] is `tiles`.
+#[inline(always)]
+fn group_of_tiles(tiles: u64, groups: u32) -> u32 {
+    ((mix(tiles) as u128 * groups as u128) >> 64) as u32
 }
 
 /// A hash of a board's tiles as a multiset: the wrapping sum over its cells
@@ -146,6 +161,20 @@ mod tests {
         assert_eq!(tiles_hash(0), 0);
         assert_ne!(tiles_hash(0x1), tiles_hash(0x2));
         assert_ne!(tiles_hash(0x11), tiles_hash(0x2));
+    }
+
+    #[test]
+    fn every_spawn_of_an_afterstate_is_in_its_spawn_group() {
+        for (i, b) in boards().enumerate().take(5000) {
+            let a = b & !(0xF << (4 * (i % 16))); // at least one empty cell
+            for tile in 1..=2u8 {
+                let groups = 1 + (i as u32 % 37);
+                for cell in (0..16).filter(|c| (a >> (4 * c)) & 15 == 0) {
+                    let spawned = a | ((tile as u64) << (4 * cell));
+                    assert_eq!(group_of(spawned, groups), spawn_group(a, tile, groups));
+                }
+            }
+        }
     }
 
     #[test]

@@ -5,9 +5,17 @@
 //! Forward: one [`Task::Seed`] writes the start states as runs; for each layer
 //! in increasing tile sum, [`Task::Merge`] turns the runs of one group of one
 //! part into final chunks, then [`Task::Enumerate`] turns each chunk into runs
-//! for the parts two and four tile-sum steps up. Backward: for each layer in
-//! decreasing tile sum, [`Task::Solve`] writes one chunk's values and policy.
-//! [`Task::StartValue`] finally takes the expectation over the start.
+//! for the parts two and four tile-sum steps up, and into requests: the
+//! chunk's distinct afterstates, by the group their spawns land in.
+//!
+//! Backward, for each layer L in decreasing tile sum: [`Task::Solve`] writes
+//! one chunk's values and policy from its responses; then [`Task::Gather`]
+//! answers, for one group of layer L, the requests of layers L-2 (spawned 2s)
+//! and L-4 (spawned 4s): for each afterstate, the sum of the values of its
+//! spawns, which all lie in that group. So a task reads one chunk or one
+//! group and what was addressed to it, never a whole layer, and the bytes
+//! read do not depend on the number of workers. [`Task::StartValue`] finally
+//! takes the expectation over the start.
 
 use serde::{Deserialize, Serialize};
 
@@ -137,19 +145,121 @@ pub struct SolvedRef {
 }
 
 /// A stored run: sorted successors of one source for one group of one part.
+/// A task writes all its runs as one bundle object (one put, one delete);
+/// each run is a whole chunk-format blob at a byte range of it, read on its
+/// own and verified on its own.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RunRef {
     /// Target part.
     pub part: PartId,
     /// Target group.
     pub group: u32,
-    /// Object name.
+    /// The bundle object it lies in.
     pub object: String,
+    /// Its first byte in the object.
+    pub offset: u64,
+    /// Its length in bytes.
+    pub len: u64,
     /// Number of keys.
     pub count: u64,
     /// Payload checksum.
     pub checksum: u64,
+    /// Keys at evenly spaced ranks of the run ([`RUN_SAMPLES`] of them, or
+    /// every key of a shorter run): what a merge splits a large group by.
+    #[serde(default)]
+    pub samples: Vec<u64>,
 }
+
+/// Keys a run records as samples of its key range.
+pub const RUN_SAMPLES: usize = 16;
+
+/// Requests of one chunk to one group: the chunk's distinct canonical
+/// afterstates (sorted) whose spawns of one tile all land in that group of
+/// that part. The tile is the part's tile sum less the chunk's (2 or 4).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RequestRef {
+    /// The chunk whose afterstates these are.
+    pub source: ChunkId,
+    /// The part their spawns land in.
+    pub part: PartId,
+    /// The group of that part.
+    pub group: u32,
+    /// The bundle object it lies in.
+    pub object: String,
+    /// Its first byte in the object.
+    pub offset: u64,
+    /// Its length in bytes.
+    pub len: u64,
+    /// Number of afterstates.
+    pub count: u64,
+    /// Payload checksum.
+    pub checksum: u64,
+}
+
+impl RequestRef {
+    /// Exponent of the spawned tile: 1 for a 2, 2 for a 4.
+    pub fn tile(&self) -> u8 {
+        ((self.part.sum - self.source.part.sum) / 2) as u8
+    }
+}
+
+/// The answer to one [`RequestRef`]: for each of its afterstates, in order,
+/// the sum over the afterstate's empty cells of the values of its spawns of
+/// the request's tile.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResponseRef {
+    /// The chunk that asked (whose solve reads it).
+    pub source: ChunkId,
+    /// The part that answered.
+    pub part: PartId,
+    /// The group that answered.
+    pub group: u32,
+    /// The bundle object it lies in.
+    pub object: String,
+    /// Its first byte in the object.
+    pub offset: u64,
+    /// Its length in bytes.
+    pub len: u64,
+    /// Number of afterstates.
+    pub count: u64,
+    /// Payload checksum.
+    pub checksum: u64,
+}
+
+impl ResponseRef {
+    /// Exponent of the spawned tile: 1 for a 2, 2 for a 4.
+    pub fn tile(&self) -> u8 {
+        ((self.part.sum - self.source.part.sum) / 2) as u8
+    }
+}
+
+/// One key range of a group merged in pieces: a large group's merge is cut
+/// by key into pieces that run as tasks of their own, so no stage waits on
+/// one long merge.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MergePiece {
+    /// Its position among the group's pieces; its chunks are numbered from
+    /// `index * PIECE_CHUNKS`, so a group's chunks stay in key order.
+    pub index: u32,
+    /// Smallest key it takes.
+    pub lo: u64,
+    /// Keys from here on are the next piece's (`u64::MAX`: none).
+    pub hi: u64,
+}
+
+/// One group a gather task answers for.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GatherGroup {
+    /// The group.
+    pub group: u32,
+    /// Its solved chunks (none when every spawn landing there is lost).
+    pub chunks: Vec<SolvedRef>,
+    /// The requests to answer.
+    pub requests: Vec<RequestRef>,
+}
+
+/// Chunk numbers each piece of a group has room for ([`MergePiece`]).
+pub const PIECE_CHUNKS: u32 = 1 << 16;
 
 /// How many hash groups each target part is split into.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -168,14 +278,15 @@ pub enum Task {
         /// Group counts of every part a start state can fall in.
         targets: Vec<TargetGroups>,
     },
-    /// Successors of one chunk, as runs.
+    /// Successors of one chunk, as runs, and its requests.
     Enumerate {
         /// The source chunk.
         chunk: ChunkRef,
         /// Group counts of every part a successor can fall in.
         targets: Vec<TargetGroups>,
     },
-    /// Merge the runs of one group of one part into final chunks.
+    /// Merge the runs of one group of one part (or of one key range of a
+    /// large group) into final chunks.
     Merge {
         /// The part.
         part: PartId,
@@ -183,13 +294,26 @@ pub enum Task {
         group: u32,
         /// Its runs.
         runs: Vec<RunRef>,
+        /// The key range this task merges, when the group is merged in
+        /// pieces.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        piece: Option<MergePiece>,
     },
     /// Values and optimal actions of one chunk.
     Solve {
         /// The chunk.
         chunk: ChunkRef,
-        /// Every solved chunk of the layers with tile sum +2 and +4.
-        next: Vec<SolvedRef>,
+        /// The answers to its requests (every group its afterstates' spawns
+        /// land in, for both tiles).
+        responses: Vec<ResponseRef>,
+    },
+    /// The answers of solved groups of one part to the requests addressed
+    /// to them, one group at a time.
+    Gather {
+        /// The part.
+        part: PartId,
+        /// The groups, in order, with their chunks and requests.
+        groups: Vec<GatherGroup>,
     },
     /// Expected value over the random start.
     StartValue {
@@ -210,10 +334,22 @@ impl Task {
         match self {
             Task::Seed { .. } => "seed".to_string(),
             Task::Enumerate { chunk, .. } => format!("enumerate-{}", c(&chunk.id)),
-            Task::Merge { part, group, .. } => {
-                format!("merge-s{:05}-m{:02}-g{:04}", part.sum, part.max_exp, group)
+            Task::Merge {
+                part, group, piece, ..
+            } => {
+                let key = format!("merge-s{:05}-m{:02}-g{:04}", part.sum, part.max_exp, group);
+                match piece {
+                    Some(p) => format!("{key}-p{:03}", p.index),
+                    None => key,
+                }
             }
             Task::Solve { chunk, .. } => format!("solve-{}", c(&chunk.id)),
+            Task::Gather { part, groups } => format!(
+                "gather-s{:05}-m{:02}-g{:04}",
+                part.sum,
+                part.max_exp,
+                groups.first().map_or(0, |g| g.group)
+            ),
             Task::StartValue { .. } => "start-value".to_string(),
         }
     }
@@ -263,8 +399,17 @@ impl std::fmt::Display for Failure {
 /// What a finished task produced.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum TaskOutput {
-    /// Runs written (seed and enumerate).
+    /// Runs written (seed).
     Runs(Vec<RunRef>),
+    /// Runs and requests written (enumerate).
+    Enumerated {
+        /// Successor runs.
+        runs: Vec<RunRef>,
+        /// Requests.
+        requests: Vec<RequestRef>,
+    },
+    /// Responses written (gather), one per request.
+    Responses(Vec<ResponseRef>),
     /// Final state chunks written (merge), in group order.
     Chunks(Vec<ChunkRef>),
     /// Values and policy written (solve).

@@ -12,7 +12,7 @@ tonic::include_proto!("solve2048.v1");
 
 /// Version of this protocol; a worker of another version is refused at
 /// registration.
-pub const PROTOCOL_VERSION: u32 = 1;
+pub const PROTOCOL_VERSION: u32 = 2;
 
 /// Metadata key of the shared secret on every call.
 pub const TOKEN_HEADER: &str = "authorization";

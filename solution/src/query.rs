@@ -1,11 +1,12 @@
 //! A question about a board a person gives (any orientation): its status,
 //! its value, the value of each move and the best one, in that orientation.
 
+use std::collections::HashMap;
+
 use solve2048_core::canonical::{canonical_with_symmetry, direction_image, inverse};
 use solve2048_core::kernel;
 use solve2048_core::moves::has_exponent;
 use solve2048_core::spawn::for_each_spawn;
-use solve2048_core::table::ValueTable;
 use solve2048_core::{Board, Direction};
 
 use crate::solution::{QueryError, Solution};
@@ -69,7 +70,6 @@ impl Solution {
         let (value, canon_best) = self.lookup(canon).await?.ok_or_else(unreachable)?;
         // Look up every non-terminal successor, then evaluate the moves with
         // the solver's own formula (kernel::action_values), in this orientation.
-        let sum = Board(board).tile_sum();
         let mut successors = Vec::new();
         for dir in Direction::ALL {
             let t = self.mover.apply(board, dir);
@@ -79,18 +79,19 @@ impl Solution {
                 });
             }
         }
-        let plus2 = ValueTable::with_capacity(successors.len());
-        let plus4 = ValueTable::with_capacity(successors.len());
+        let mut values = HashMap::new();
         for &(two, four) in &successors {
-            for (key, table) in [(two, &plus2), (four, &plus4)] {
-                if !self.mover.is_lost(key) {
+            for key in [two, four] {
+                if !self.mover.is_lost(key) && !values.contains_key(&key) {
                     let (v, _) = self.lookup(key).await?.ok_or_else(unreachable)?;
-                    table.insert(key, v);
+                    values.insert(key, v);
                 }
             }
         }
-        let actions = kernel::action_values(&game, &self.mover, sum, board, &plus2, &plus4)
-            .map_err(|_| unreachable())?;
+        let actions = kernel::action_values(&game, &self.mover, board, |key| {
+            values.get(&key).copied().ok_or(())
+        })
+        .map_err(|_| unreachable())?;
         let best = direction_image(canon_best, inverse(g));
         Ok(Answer {
             status: Status::Playing,

@@ -3,7 +3,7 @@
 
 use solve2048_store::{Access, Store};
 
-use crate::args::{JobArgs, LeaseArgs};
+use crate::args::{JobArgs, LeaseArgs, MemoryArgs};
 use crate::embedded::run_embedded;
 use crate::progress::Reporter;
 use crate::report::print_summary;
@@ -21,6 +21,8 @@ pub struct Args {
     #[arg(long)]
     threads: Option<usize>,
     #[command(flatten)]
+    memory: MemoryArgs,
+    #[command(flatten)]
     lease: LeaseArgs,
     /// Print one JSON object with the results on stdout.
     #[arg(long)]
@@ -30,6 +32,7 @@ pub struct Args {
 /// Run `solve`.
 pub fn run(args: Args) -> anyhow::Result<()> {
     let job = args.job.spec()?;
+    let memory = args.memory.task_budget()?;
     let threads = start_threads(args.threads)?;
     let location = args
         .store
@@ -37,9 +40,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .unwrap_or_else(|| format!("solve2048-store/{}", job.game.name()));
     let store = Store::open(&location, Access::ReadWrite)?;
     let reporter = Reporter::new();
-    let summary = runtime()?.block_on(run_embedded(&store, job, threads, &args.lease, &|p| {
-        reporter.event(p)
-    }))?;
+    let summary = runtime()?.block_on(run_embedded(
+        &store,
+        job,
+        threads,
+        memory,
+        &args.lease,
+        &|p| reporter.event(p),
+    ))?;
     print_summary(
         &job,
         &location,

@@ -105,7 +105,7 @@ pub fn render_status(doc: &JobStatus, all: bool) -> String {
     let c = &doc.counters;
     let _ = writeln!(
         out,
-        "rate {:.0} states/s | {} states left in planned work | ETA {} | tasks run {} skipped {} | failed attempts {} | leases expired {} | results discarded {} | {:.1} MiB written",
+        "rate {:.0} states/s | {} states left in planned work | ETA {} | tasks run {} skipped {} | failed attempts {} | leases expired {} | results discarded {} | {:.1} MiB read, {:.1} MiB written",
         doc.states_per_second,
         doc.states_remaining,
         doc.eta_seconds.map_or("-".into(), clock),
@@ -114,6 +114,7 @@ pub fn render_status(doc: &JobStatus, all: bool) -> String {
         c.attempts_failed,
         c.leases_expired,
         c.results_discarded,
+        c.bytes_read as f64 / (1 << 20) as f64,
         c.bytes_written as f64 / (1 << 20) as f64
     );
     let _ = writeln!(
@@ -158,16 +159,19 @@ pub fn render_status(doc: &JobStatus, all: bool) -> String {
     }
     let _ = writeln!(
         out,
-        "\n{:<10} {:<28} {:>7} {:>5} {:>10} {:>9}  tasks",
-        "worker", "name", "threads", "alive", "last_seen", "completed"
+        "\n{:<10} {:<28} {:>7} {:>9} {:>9} {:>5} {:>10} {:>9}  tasks",
+        "worker", "name", "threads", "memory", "peak_rss", "alive", "last_seen", "completed"
     );
+    let gib = |b: u64| format!("{:.2}G", b as f64 / (1u64 << 30) as f64);
     for w in &doc.workers {
         let _ = writeln!(
             out,
-            "{:<10} {:<28} {:>7} {:>5} {:>9.1}s {:>9}  {}",
+            "{:<10} {:<28} {:>7} {:>9} {:>9} {:>5} {:>9.1}s {:>9}  {}",
             w.id,
             w.name,
             w.threads,
+            gib(w.memory_bytes),
+            gib(w.peak_rss_bytes),
             if w.alive { "yes" } else { "no" },
             w.last_seen_seconds,
             w.completed,

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use solve2048_worker::{run_agent, AgentConfig};
 
-use crate::args::TokenArgs;
+use crate::args::{MemoryArgs, TokenArgs};
 use crate::runtime::{process_name, read_file, runtime, shutdown_signal, start_threads};
 
 /// Arguments of `worker`.
@@ -28,6 +28,8 @@ pub struct Args {
     /// Most GiB the cache holds; least recently used chunks go first.
     #[arg(long, default_value_t = 8.0)]
     cache_gib: f64,
+    #[command(flatten)]
+    memory: MemoryArgs,
     #[command(flatten)]
     token: TokenArgs,
     /// CA certificate (PEM) to trust for an https:// coordinator.
@@ -58,6 +60,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .clone()
         .map(|dir| (dir, (args.cache_gib * (1u64 << 30) as f64) as u64));
     let config = AgentConfig {
+        memory: args.memory.task_budget()?,
         coordinator: args.coordinator.clone(),
         token: args.token.token()?,
         tls_ca: args.tls_ca.as_deref().map(read_file).transpose()?,

@@ -12,8 +12,19 @@
 //! states/sSSSSS/mMM/gGGGG-cCCCC-aA.chunk       sorted canonical states of a chunk
 //! values/sSSSSS/mMM/gGGGG-cCCCC-aA.chunk       f64 value of each state, same order
 //! policy/sSSSSS/mMM/gGGGG-cCCCC-aA.chunk       optimal action code of each state
-//! runs/sSSSSS/mMM/gGGGG/from-<source>-aA.run   intermediate successors (deleted after the merge)
+//! runs/sSSSSS/from-<chunk>-aA.runs           a chunk's successors, one run per target group
+//!                                              (deleted once both target layers are merged)
+//! requests/sSSSSS/from-<chunk>-aA.reqs       a chunk's afterstates, one request per group their
+//!                                              spawns land in (deleted once answered)
+//! responses/sSSSSS/mMM/gGGGG-aA.resps        group G's answers, one per request
+//!                                              (deleted once the asking chunks are solved)
 //! ```
+//!
+//! `<chunk>` is `sSSSSS-mMM-gGGGG-cCCCC`: the tile sum, max-tile exponent,
+//! group and index of a chunk. Runs, requests and responses are bundles: a
+//! task writes all of its own as one object, each a whole chunk-format blob
+//! at a byte range of it (its ref says where), so a job makes one object a
+//! task however many groups it addresses.
 //!
 //! `A` is the attempt that wrote the object, so every attempt writes under
 //! names of its own and an object under a given name never changes.
@@ -70,34 +81,82 @@ pub fn policy_of(solved: &SolvedRef) -> String {
     policy(&solved.chunk.id, solved.attempt)
 }
 
-/// A run for `group` of `part`, from `source` (a chunk, or the seed),
-/// written by attempt `attempt`.
-pub fn run(part: &PartId, group: u32, source: Option<&ChunkId>, attempt: AttemptId) -> String {
-    let from = match source {
-        Some(id) => format!(
-            "s{:05}-m{:02}-g{:04}-c{:04}",
-            id.part.sum, id.part.max_exp, id.group, id.index
-        ),
-        None => "seed".to_string(),
-    };
+/// A chunk as one name: `sSSSSS-mMM-gGGGG-cCCCC`.
+fn chunk_name(id: &ChunkId) -> String {
     format!(
-        "runs/s{:05}/m{:02}/g{:04}/from-{from}-{attempt}.run",
+        "s{:05}-m{:02}-g{:04}-c{:04}",
+        id.part.sum, id.part.max_exp, id.group, id.index
+    )
+}
+
+/// The runs of an enumerate task of chunk `source` (or of the seed), as
+/// one bundle, written by attempt `attempt`.
+pub fn runs(source: Option<&ChunkId>, attempt: AttemptId) -> String {
+    match source {
+        Some(id) => format!(
+            "runs/s{:05}/from-{}-{attempt}.runs",
+            id.part.sum,
+            chunk_name(id)
+        ),
+        None => format!("runs/seed-{attempt}.runs"),
+    }
+}
+
+/// The requests of chunk `source`, as one bundle, written by attempt
+/// `attempt`.
+pub fn requests(source: &ChunkId, attempt: AttemptId) -> String {
+    format!(
+        "requests/s{:05}/from-{}-{attempt}.reqs",
+        source.part.sum,
+        chunk_name(source)
+    )
+}
+
+/// The responses of `group` of `part`, as one bundle, written by attempt
+/// `attempt`.
+pub fn responses(part: &PartId, group: u32, attempt: AttemptId) -> String {
+    format!(
+        "responses/s{:05}/m{:02}/g{:04}-{attempt}.resps",
         part.sum, part.max_exp, group
     )
 }
 
-/// The prefixes holding task outputs (states, values, policy, runs).
-pub const OUTPUT_PREFIXES: [&str; 4] = ["states", "values", "policy", "runs"];
+/// The prefixes holding task outputs.
+pub const OUTPUT_PREFIXES: [&str; 6] = [
+    "states",
+    "values",
+    "policy",
+    "runs",
+    "requests",
+    "responses",
+];
 
 /// The objects a task's output names: what an attempt that is not
 /// committed leaves behind, to delete.
 pub fn outputs_of(output: &TaskOutput) -> Vec<String> {
     match output {
-        TaskOutput::Runs(runs) => runs.iter().map(|r| r.object.clone()).collect(),
+        TaskOutput::Runs(runs) => distinct(runs.iter().map(|r| &r.object)),
+        TaskOutput::Enumerated { runs, requests } => distinct(
+            runs.iter()
+                .map(|r| &r.object)
+                .chain(requests.iter().map(|r| &r.object)),
+        ),
+        TaskOutput::Responses(responses) => distinct(responses.iter().map(|r| &r.object)),
         TaskOutput::Chunks(chunks) => chunks.iter().map(states_of).collect(),
         TaskOutput::Solved { solved, .. } => vec![values_of(solved), policy_of(solved)],
         TaskOutput::StartValue(_) => Vec::new(),
     }
+}
+
+/// The distinct names among `objects`, in order.
+fn distinct<'a>(objects: impl Iterator<Item = &'a String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for o in objects {
+        if !out.contains(o) {
+            out.push(o.clone());
+        }
+    }
+    out
 }
 
 /// The index of layer `sum`.
@@ -144,9 +203,10 @@ mod tests {
             "states/s00030/m03/g0007-c0002-a0000000100000005.chunk"
         );
         assert_eq!(
-            run(&id.part, 4, Some(&id), a),
-            "runs/s00030/m03/g0004/from-s00030-m03-g0007-c0002-a0000000100000005.run"
+            runs(Some(&id), a),
+            "runs/s00030/from-s00030-m03-g0007-c0002-a0000000100000005.runs"
         );
+        assert_eq!(runs(None, a), "runs/seed-a0000000100000005.runs");
         assert_eq!(layer_index_sum(&layer_index(1234)), Some(1234));
         assert_eq!(layer_index_sum("layers/x.json"), None);
     }

@@ -4,13 +4,16 @@
 //! Modules:
 //! - [`layout`]: the object names (where each thing lives).
 //! - [`store`]: [`Store`], a local directory or an S3 bucket opened read-write
-//!   or read-only: atomic puts, verified chunk reads that name the object
-//!   they reject, JSON records, deletes and lists, retries.
+//!   or read-only: atomic puts, JSON records, deletes and lists, retries, and
+//!   counts of the bytes read and written.
+//! - [`verified`]: chunk reads that verify each object and name the one they
+//!   reject.
 //! - [`cache`]: a bounded local cache of fetched chunks (`worker --cache-dir`).
 
 pub mod cache;
 pub mod layout;
 pub mod store;
+pub mod verified;
 
 pub use cache::ChunkCache;
 pub use store::{Access, Store, StoreError};

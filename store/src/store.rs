@@ -29,9 +29,9 @@ use object_store::path::Path as ObjectPath;
 use object_store::prefix::PrefixStore;
 use object_store::{BackoffConfig, RetryConfig, WriteMultipart};
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
-use solve2048_core::chunk::{self, ChunkHeader, FormatError};
+use solve2048_core::chunk::FormatError;
 
-use crate::cache::{cacheable, ChunkCache};
+use crate::cache::ChunkCache;
 
 /// How long a failing delete is retried before the error stands.
 const DELETE_RETRY_FOR: Duration = Duration::from_secs(300);
@@ -167,7 +167,7 @@ pub struct Store {
     access: Access,
     written: Arc<AtomicU64>,
     read: Arc<AtomicU64>,
-    cache: Option<Arc<ChunkCache>>,
+    pub(crate) cache: Option<Arc<ChunkCache>>,
 }
 
 impl Store {
@@ -199,6 +199,16 @@ impl Store {
             read: Arc::new(AtomicU64::new(0)),
             cache: None,
         })
+    }
+
+    /// The same store with counters of its own: what one task reads and
+    /// writes, counted apart from the others running at the same time.
+    pub fn with_own_counters(&self) -> Store {
+        Store {
+            written: Arc::new(AtomicU64::new(0)),
+            read: Arc::new(AtomicU64::new(0)),
+            ..self.clone()
+        }
     }
 
     /// Keep fetched states and values chunks in `cache` as well.
@@ -274,6 +284,29 @@ impl Store {
                 Ok(Some(bytes))
             }
             Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(source) => Err(StoreError::Read {
+                object: object.to_string(),
+                source,
+            }),
+        }
+    }
+
+    /// Read bytes `[offset, offset + len)` of an object that must exist.
+    pub async fn get_range(
+        &self,
+        object: &str,
+        offset: u64,
+        len: u64,
+    ) -> Result<Bytes, StoreError> {
+        let path = ObjectPath::from(object);
+        match self.inner.get_range(&path, offset..offset + len).await {
+            Ok(bytes) => {
+                self.read.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+                Ok(bytes)
+            }
+            Err(object_store::Error::NotFound { .. }) => Err(StoreError::Missing {
+                object: object.to_string(),
+            }),
             Err(source) => Err(StoreError::Read {
                 object: object.to_string(),
                 source,
@@ -395,77 +428,6 @@ impl Store {
     ) -> Result<(), StoreError> {
         let bytes = serde_json::to_vec_pretty(value).expect("records serialize");
         self.put(object, bytes).await
-    }
-
-    /// Read an object and decode it with `decode`, naming the object if it
-    /// is missing or rejected.
-    async fn read_verified<T>(
-        &self,
-        object: &str,
-        expect: &ChunkHeader,
-        decode: fn(&[u8], &ChunkHeader) -> Result<T, FormatError>,
-    ) -> Result<T, StoreError> {
-        let cache = self.cache.as_ref().filter(|_| cacheable(object));
-        if let Some(c) = cache {
-            if let Some(bytes) = c.get(object) {
-                match decode(&bytes, expect) {
-                    Ok(v) => return Ok(v),
-                    Err(e) => {
-                        tracing::warn!(object, error = %e, "damaged cache entry dropped");
-                        c.remove(object);
-                    }
-                }
-            }
-        }
-        let bytes = self.get_required(object).await?;
-        let value = decode(&bytes, expect).map_err(|source| StoreError::Rejected {
-            object: object.to_string(),
-            source,
-        })?;
-        if let Some(c) = cache {
-            c.put(object, &bytes);
-        }
-        Ok(value)
-    }
-
-    /// Read and verify sorted keys (states or a run).
-    pub async fn read_keys(
-        &self,
-        object: &str,
-        expect: &ChunkHeader,
-    ) -> Result<Vec<u64>, StoreError> {
-        self.read_verified(object, expect, chunk::decode_keys).await
-    }
-
-    /// Read a keys object and verify its header and checksums, without
-    /// decoding it: its bytes, for [`chunk::stream_keys`].
-    pub async fn read_key_bytes_owned(
-        &self,
-        object: String,
-        expect: ChunkHeader,
-    ) -> Result<Vec<u8>, StoreError> {
-        self.read_verified(&object, &expect, chunk::verified_bytes)
-            .await
-    }
-
-    /// Read and verify values.
-    pub async fn read_values(
-        &self,
-        object: &str,
-        expect: &ChunkHeader,
-    ) -> Result<Vec<f64>, StoreError> {
-        self.read_verified(object, expect, chunk::decode_values)
-            .await
-    }
-
-    /// Read and verify policy codes.
-    pub async fn read_policy(
-        &self,
-        object: &str,
-        expect: &ChunkHeader,
-    ) -> Result<Vec<u8>, StoreError> {
-        self.read_verified(object, expect, chunk::decode_policy)
-            .await
     }
 }
 

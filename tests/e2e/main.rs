@@ -6,6 +6,7 @@ mod cli;
 mod cluster;
 mod deploy;
 mod figures;
+mod memory;
 mod plan;
 mod reference;
 mod resume;

@@ -8,8 +8,11 @@
 //!   registration; tasks in flight are abandoned, since their leases died
 //!   with the old coordinator.
 //! - A lease the coordinator says is lost is abandoned at once; a result it
-//!   refuses (stale lease) has its outputs deleted: they were written under
-//!   this attempt's own names, so no one else's output is touched.
+//!   refuses (stale lease) has its outputs deleted when the coordinator says
+//!   no record can name them (it issued the lease itself). They were written
+//!   under this attempt's own names, so no one else's output is touched. A
+//!   lease of a previous coordinator may have been committed just before it
+//!   died, so those outputs stay; the job's end sweeps them if unreferenced.
 //! - On shutdown (SIGTERM) it leases nothing more, lets running tasks finish
 //!   for up to `drain`, then hands the remaining leases back.
 
@@ -32,7 +35,8 @@ use tracing::Instrument;
 
 use solve2048_store::{layout, Access, ChunkCache, Store, StoreError};
 
-use crate::exec::Worker;
+use crate::exec::{TaskIo, Worker};
+use crate::peak_rss_bytes;
 
 /// How a worker process runs.
 #[derive(Clone)]
@@ -56,6 +60,8 @@ pub struct AgentConfig {
     /// On shutdown, how long running tasks may finish before their leases
     /// are handed back.
     pub drain: Duration,
+    /// Bytes the worker's tasks may hold at once (`--memory`).
+    pub memory: u64,
 }
 
 /// What a worker process did.
@@ -243,7 +249,7 @@ pub async fn run_agent(
                         })?;
                         store = store.with_cache(cache);
                     }
-                    let w = Arc::new(Worker::new(store, job));
+                    let w = Arc::new(Worker::new(store, job, shared.config.memory));
                     worker = Some((reg.store.clone(), job, w.clone()));
                     w
                 }
@@ -287,6 +293,7 @@ async fn register(shared: &Shared) -> Result<pb::RegisterReply, AgentError> {
             name: c.name.clone(),
             threads: c.threads,
             slots: c.slots,
+            memory_bytes: c.memory,
         };
         match shared.client.clone().register(req).await {
             Ok(r) => {
@@ -331,6 +338,7 @@ async fn session(
             let req = pb::HeartbeatRequest {
                 worker_id: reg.worker_id.clone(),
                 lease_ids: ids,
+                peak_rss_bytes: peak_rss_bytes(),
             };
             match shared.client.clone().heartbeat(req).await {
                 Ok(r) => {
@@ -417,7 +425,7 @@ async fn slot_loop(
 
 /// How a leased task ended here.
 enum Ran {
-    Output(TaskOutput),
+    Output(TaskOutput, TaskIo),
     Failed(Failure),
     Abandoned,
     HandBack,
@@ -442,7 +450,7 @@ async fn run_lease(
             let mut hand_back = shared.hand_back.clone();
             tokio::select! {
                 r = worker.run(&task, id) => match r {
-                    Ok(out) => Ran::Output(out),
+                    Ok((out, io)) => Ran::Output(out, io),
                     Err(e) => Ran::Failed(e.failure()),
                 },
                 _ = lost.notified() => Ran::Abandoned,
@@ -454,12 +462,13 @@ async fn run_lease(
     let client = || shared.client.clone();
     let mut attempt = 0;
     match ran {
-        Ran::Output(out) => loop {
+        Ran::Output(out, io) => loop {
             let req = pb::CompleteRequest {
                 worker_id: worker_id.to_string(),
                 lease_id: id.0,
                 output_json: serde_json::to_string(&out).expect("outputs serialize"),
-                bytes_written: worker.store().take_bytes_written(),
+                bytes_written: io.bytes_written,
+                bytes_read: io.bytes_read,
             };
             match client().complete(req).await {
                 Ok(r) => {
@@ -468,10 +477,14 @@ async fn run_lease(
                     if r.accepted {
                         shared.report.lock().unwrap().completed += 1;
                     } else {
-                        tracing::warn!(reason = %r.reason, "result refused; deleting its outputs");
                         shared.report.lock().unwrap().abandoned += 1;
-                        for object in layout::outputs_of(&out) {
-                            let _ = worker.store().delete(&object).await;
+                        if r.delete_outputs {
+                            tracing::warn!(reason = %r.reason, "result refused; deleting its outputs");
+                            for object in layout::outputs_of(&out) {
+                                let _ = worker.store().delete(&object).await;
+                            }
+                        } else {
+                            tracing::warn!(reason = %r.reason, "result refused; its outputs stay (a previous coordinator may have committed them)");
                         }
                     }
                     return Ok(());

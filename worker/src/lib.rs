@@ -11,3 +11,18 @@ pub mod exec;
 
 pub use agent::{run_agent, AgentConfig, AgentError, AgentReport};
 pub use exec::{Worker, WorkerError};
+
+/// Peak resident memory of this process so far (Linux `VmHWM`), in bytes;
+/// 0 where unavailable.
+pub fn peak_rss_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| {
+                l.split_whitespace()
+                    .nth(1)
+                    .and_then(|kb| kb.parse::<u64>().ok())
+            })
+        })
+        .map_or(0, |kb| kb * 1024)
+}

@@ -1,8 +1,9 @@
 //! The enumerate kernel: the canonical non-terminal successors of one chunk,
 //! by successor part and hash group, through the chunk's distinct
-//! afterstates.
+//! afterstates; and those afterstates as requests, by the group their
+//! spawns land in.
 
-use std::collections::BTreeMap;
+use std::collections::btree_map::{BTreeMap, Entry};
 
 use rayon::prelude::*;
 
@@ -11,24 +12,43 @@ use crate::canonical::canonical;
 use crate::direction::Direction;
 use crate::layer::successor_part;
 use crate::moves::{has_exponent, Mover};
-use crate::part::{group_of, PartId};
+use crate::part::{group_of, spawn_group, PartId};
 use crate::spawn::{empty_bits, for_each_spawn};
 use crate::Game;
 
-/// Successors of a chunk by successor part, split into that part's hash
-/// groups ([`group_of`]): entry `[g]` holds group `g`'s successors, sorted and
-/// distinct.
-pub type GroupedSuccessors = BTreeMap<PartId, Vec<Vec<u64>>>;
+/// Keys by target part, split into that part's hash groups: entry `[g]`
+/// holds group `g`'s keys, sorted and distinct.
+pub type GroupedKeys = BTreeMap<PartId, Vec<Vec<u64>>>;
+
+/// What enumerating a chunk makes.
+#[derive(Debug, Default, PartialEq)]
+pub struct Enumerated {
+    /// The canonical non-terminal successors, by part and group
+    /// ([`group_of`]): the runs of the forward pass.
+    pub successors: GroupedKeys,
+    /// The chunk's distinct canonical afterstates by the part and group
+    /// that their spawns of each tile land in ([`spawn_group`]): the
+    /// requests of the backward pass. Every afterstate is in one request of
+    /// each tile, even when all its spawns are lost.
+    pub requests: GroupedKeys,
+}
 
 /// A successor landed in a part that the caller gave no group count for.
 #[derive(Debug, thiserror::Error, PartialEq)]
 #[error("successors in {0}, which the task gives no group count")]
 pub struct UnplannedPart(pub PartId);
 
-/// The canonical non-terminal successors of `states` (all in `part`), by
-/// successor part and hash group; `groups` gives each successor part's group
-/// count (None: no successor may land there). Won afterstates and lost
-/// successors are absorbing and not emitted.
+/// States whose moves a slice of the kernel takes at a time, and distinct
+/// afterstates whose spawns it takes at a time. Work is done slice by slice
+/// and each slice's sorted keys are merged into the output, so a task holds
+/// its output and one slice's raw keys, not every raw key of the chunk (an
+/// enumerate task of 3.9 M states of 4x4 to 32 held about 2 GB before).
+/// Fixed, so the output never depends on memory.
+pub const SLICE: usize = 1 << 20;
+
+/// The successors and requests of `states` (all in `part`); `groups` gives
+/// each successor part's group count (None: no successor may land there).
+/// Won afterstates and lost successors are absorbing and not emitted.
 ///
 /// Keys go straight into their group's bucket as they are made, so each
 /// bucket is small enough to sort in cache (sorting a whole chunk's tens of
@@ -38,86 +58,186 @@ pub fn enumerate(
     part: PartId,
     states: &[u64],
     groups: impl Fn(PartId) -> Option<u32>,
-) -> Result<GroupedSuccessors, UnplannedPart> {
+) -> Result<Enumerated, UnplannedPart> {
+    enumerate_in_slices(game, part, states, groups, SLICE)
+}
+
+/// [`enumerate`], `slice` states and afterstates at a time.
+fn enumerate_in_slices(
+    game: &Game,
+    part: PartId,
+    states: &[u64],
+    groups: impl Fn(PartId) -> Option<u32>,
+    slice: usize,
+) -> Result<Enumerated, UnplannedPart> {
     let mover = Mover::new(game.size());
     let m = part.max_exp;
     // Slot (tile - 1) * 2 + (1 if the move made a new max tile).
     let slot_part = |slot: usize| successor_part(part, (slot / 2 + 1) as u8, slot % 2 == 1);
     let planned: [Option<u32>; 4] = std::array::from_fn(|slot| groups(slot_part(slot)));
     let counts = planned.map(|g| g.unwrap_or(1).max(1));
-    let after = afterstates(game, &mover, states);
-    // Few large batches, one or two per thread, each filling buckets; each
-    // bucket (of all batches) is then sorted on its own.
-    let batch = after
-        .len()
-        .div_ceil(2 * rayon::current_num_threads())
-        .max(BATCH);
-    let pieces: Vec<[Vec<Vec<u64>>; 4]> = after
-        .par_chunks(batch)
-        .map(|batch| successors_of_batch(game, &mover, m, batch, counts))
-        .collect();
-    // Two slots can share a part (a 4 spawned beside a largest tile of 2).
-    let mut slots_of: BTreeMap<PartId, Vec<usize>> = BTreeMap::new();
-    for slot in 0..4 {
-        if pieces.iter().any(|p| p[slot].iter().any(|g| !g.is_empty())) {
-            if planned[slot].is_none() {
-                return Err(UnplannedPart(slot_part(slot)));
-            }
-            slots_of.entry(slot_part(slot)).or_default().push(slot);
-        }
-    }
-    let mut out = GroupedSuccessors::new();
-    for (target, slots) in slots_of {
-        let merged: Vec<Vec<u64>> = (0..counts[slots[0]] as usize)
-            .into_par_iter()
-            .map(|g| {
-                let buckets = || {
-                    pieces
-                        .iter()
-                        .flat_map(|p| slots.iter().map(move |&slot| p[slot][g].as_slice()))
-                };
-                let mut keys = Vec::with_capacity(buckets().map(<[u64]>::len).sum());
-                for bucket in buckets() {
-                    keys.extend_from_slice(bucket);
-                }
+    let after = afterstates_in_slices(game, &mover, states, slice);
+    let requests = requests(&after, m, &planned, slot_part)?;
+    // Per slot, per group: the successors made so far.
+    let mut acc: [Vec<Vec<u64>>; 4] = counts.map(|g| vec![Vec::new(); g as usize]);
+    for slice in after.chunks(slice) {
+        // Few large batches, one or two per thread, each filling buckets;
+        // each bucket (of all batches) is then sorted on its own.
+        let batch = slice
+            .len()
+            .div_ceil(2 * rayon::current_num_threads())
+            .max(BATCH);
+        let pieces: Vec<[Vec<Vec<u64>>; 4]> = slice
+            .par_chunks(batch)
+            .map(|batch| successors_of_batch(game, &mover, m, batch, counts))
+            .collect();
+        for (slot, acc) in acc.iter_mut().enumerate() {
+            acc.par_iter_mut().enumerate().for_each(|(g, acc)| {
+                let mut keys: Vec<u64> = pieces
+                    .iter()
+                    .flat_map(|p| p[slot][g].iter().copied())
+                    .collect();
                 keys.sort_unstable();
                 keys.dedup();
-                keys
-            })
-            .collect();
-        out.insert(target, merged);
+                union_into(acc, keys);
+            });
+        }
     }
-    Ok(out)
+    // Two slots can share a part (a 4 spawned beside a largest tile of 2).
+    let mut successors = GroupedKeys::new();
+    for (slot, acc) in acc.into_iter().enumerate() {
+        if acc.iter().all(Vec::is_empty) {
+            continue;
+        }
+        if planned[slot].is_none() {
+            return Err(UnplannedPart(slot_part(slot)));
+        }
+        match successors.entry(slot_part(slot)) {
+            Entry::Vacant(e) => {
+                e.insert(acc);
+            }
+            Entry::Occupied(mut e) => {
+                for (into, keys) in e.get_mut().iter_mut().zip(acc) {
+                    union_into(into, keys);
+                }
+            }
+        }
+    }
+    Ok(Enumerated {
+        successors,
+        requests,
+    })
+}
+
+/// The requests of a chunk's distinct afterstates `after` (sorted), made
+/// from states whose largest exponent is `max_exp`: each afterstate goes to
+/// the group of each tile's part its spawns of that tile land in.
+fn requests(
+    after: &[u64],
+    max_exp: u8,
+    planned: &[Option<u32>; 4],
+    slot_part: impl Fn(usize) -> PartId,
+) -> Result<GroupedKeys, UnplannedPart> {
+    let mut out: [Vec<Vec<u64>>; 4] = planned.map(|g| vec![Vec::new(); g.unwrap_or(1) as usize]);
+    for &a in after {
+        let grew = has_exponent(a, max_exp + 1) as usize;
+        for tile in 1..=2u8 {
+            let slot = (tile as usize - 1) * 2 + grew;
+            let Some(groups) = planned[slot] else {
+                return Err(UnplannedPart(slot_part(slot)));
+            };
+            out[slot][spawn_group(a, tile, groups) as usize].push(a);
+        }
+    }
+    let mut requests = GroupedKeys::new();
+    for (slot, groups) in out.into_iter().enumerate() {
+        if groups.iter().any(|g| !g.is_empty()) {
+            // Two slots can share a part (a 4 spawned beside a largest tile
+            // of 2); their afterstates differ, so the union is a merge.
+            match requests.entry(slot_part(slot)) {
+                Entry::Vacant(e) => {
+                    e.insert(groups);
+                }
+                Entry::Occupied(mut e) => {
+                    for (into, keys) in e.get_mut().iter_mut().zip(groups) {
+                        union_into(into, keys);
+                    }
+                }
+            }
+        }
+    }
+    Ok(requests)
+}
+
+/// Merge sorted, distinct `keys` into sorted, distinct `acc`.
+fn union_into(acc: &mut Vec<u64>, keys: Vec<u64>) {
+    if keys.is_empty() {
+        return;
+    }
+    if acc.is_empty() {
+        *acc = keys;
+        return;
+    }
+    let mut out = Vec::with_capacity(acc.len() + keys.len());
+    let (mut i, mut j) = (0, 0);
+    while i < acc.len() && j < keys.len() {
+        match acc[i].cmp(&keys[j]) {
+            std::cmp::Ordering::Less => {
+                out.push(acc[i]);
+                i += 1;
+            }
+            std::cmp::Ordering::Greater => {
+                out.push(keys[j]);
+                j += 1;
+            }
+            std::cmp::Ordering::Equal => {
+                out.push(acc[i]);
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    out.extend_from_slice(&acc[i..]);
+    out.extend_from_slice(&keys[j..]);
+    *acc = out;
 }
 
 /// The distinct canonical afterstates of `states`: the boards their legal
 /// moves make, before a tile spawns, sorted. Won afterstates (absorbing) are
-/// left out.
+/// left out. Taken [`SLICE`] states at a time.
 ///
 /// Many states share an afterstate: the 27.9 M states of the largest part of
 /// layer 74 of 4x4 to 32 make 108 M afterstates, of which 6.5 M are distinct.
 /// Spawning from each distinct afterstate once, rather than from each move of
 /// each state, halves the successors a chunk makes.
-fn afterstates(game: &Game, mover: &Mover, states: &[u64]) -> Vec<u64> {
+pub fn afterstates(game: &Game, mover: &Mover, states: &[u64]) -> Vec<u64> {
+    afterstates_in_slices(game, mover, states, SLICE)
+}
+
+fn afterstates_in_slices(game: &Game, mover: &Mover, states: &[u64], slice: usize) -> Vec<u64> {
     let n = game.size();
-    let mut after: Vec<u64> = states
-        .par_chunks(BATCH)
-        .flat_map_iter(|batch| {
-            let mut out = Vec::with_capacity(4 * batch.len());
-            for &s in batch {
-                for dir in Direction::ALL {
-                    let t = mover.apply(s, dir);
-                    if t != s && !has_exponent(t, game.target_exp) {
-                        out.push(canonical(t, n));
+    let mut acc = Vec::new();
+    for slice in states.chunks(slice) {
+        let mut after: Vec<u64> = slice
+            .par_chunks(BATCH)
+            .flat_map_iter(|batch| {
+                let mut out = Vec::with_capacity(4 * batch.len());
+                for &s in batch {
+                    for dir in Direction::ALL {
+                        let t = mover.apply(s, dir);
+                        if t != s && !has_exponent(t, game.target_exp) {
+                            out.push(canonical(t, n));
+                        }
                     }
                 }
-            }
-            out
-        })
-        .collect();
-    after.par_sort_unstable();
-    after.dedup();
-    after
+                out
+            })
+            .collect();
+        after.par_sort_unstable();
+        after.dedup();
+        union_into(&mut acc, after);
+    }
+    acc
 }
 
 /// The canonical non-terminal successors of `afterstates` (canonical, not
@@ -213,8 +333,12 @@ pub(crate) mod tests {
         let game = Game::new(4, 32, 1.0).unwrap();
         let part = PartId { sum: 0, max_exp: 3 };
         let states = sample_states();
-        let flat = enumerate(&game, part, &states, |_| Some(1)).unwrap();
-        let grouped = enumerate(&game, part, &states, |p| Some(p.sum % 5 + 3)).unwrap();
+        let flat = enumerate(&game, part, &states, |_| Some(1))
+            .unwrap()
+            .successors;
+        let grouped = enumerate(&game, part, &states, |p| Some(p.sum % 5 + 3))
+            .unwrap()
+            .successors;
         assert_eq!(
             flat.keys().collect::<Vec<_>>(),
             grouped.keys().collect::<Vec<_>>()
@@ -235,6 +359,59 @@ pub(crate) mod tests {
             }
         }
         assert!(total > 50_000, "{total} successors");
+    }
+
+    /// The largest part of 3x3 to 256: a real chunk's states.
+    fn real_part() -> (Game, PartId, Vec<u64>) {
+        let game = Game::new(3, 256, 1.0).unwrap();
+        let mut best = (PartId { sum: 0, max_exp: 0 }, Vec::new());
+        crate::in_memory::enumerate(&game, |part, states| {
+            if states.len() > best.1.len() {
+                best = (part, states.to_vec());
+            }
+        });
+        (game, best.0, best.1)
+    }
+
+    /// Slices change how the work is cut, never what comes out.
+    #[test]
+    fn slices_do_not_change_the_output() {
+        let (game, part, states) = real_part();
+        assert!(states.len() > 40_000, "{}", states.len());
+        let groups = |p: PartId| Some(p.sum % 3 + 2);
+        let whole = enumerate(&game, part, &states, groups).unwrap();
+        for slice in [97, 1000, 20_000] {
+            let cut = enumerate_in_slices(&game, part, &states, groups, slice).unwrap();
+            assert!(cut == whole, "slice {slice}");
+        }
+    }
+
+    /// Requests hold each distinct afterstate once per tile, in the group
+    /// every spawn of that tile lands in.
+    #[test]
+    fn requests_cover_every_afterstate_once_per_tile() {
+        let (game, part, states) = real_part();
+        let mover = Mover::new(3);
+        let after = afterstates(&game, &mover, &states);
+        let out = enumerate(&game, part, &states, |p| Some(p.sum % 5 + 3)).unwrap();
+        for tile in 1..=2u8 {
+            let mut seen: Vec<u64> = Vec::new();
+            let sum = part.sum + (1 << tile);
+            for (p, groups) in out.requests.iter().filter(|(p, _)| p.sum == sum) {
+                for (g, keys) in groups.iter().enumerate() {
+                    assert!(keys.windows(2).all(|w| w[0] < w[1]));
+                    for &a in keys {
+                        crate::spawn::for_each_spawn_of(a, 3, mover.tables(), tile, |s| {
+                            assert_eq!(crate::layer::part_of(s), *p, "{a:#x}");
+                            assert_eq!(group_of(s, groups.len() as u32), g as u32);
+                        });
+                    }
+                    seen.extend(keys);
+                }
+            }
+            seen.sort_unstable();
+            assert_eq!(seen, after, "tile {tile}");
+        }
     }
 
     #[test]

@@ -1,43 +1,142 @@
-//! The merge kernel: sorted runs into one sorted, distinct list.
+//! The merge kernel: sorted runs into one sorted, distinct list, read as it
+//! is merged; and the split of a large group's runs into key ranges that
+//! merge apart.
 
-/// Merge sorted runs into one sorted, distinct list.
-///
-/// Each run is a stream of strictly increasing keys (a run object read with
-/// [`crate::chunk::stream_keys`]), merged k ways through a heap that holds
-/// one key per run: memory is the output and the runs' compressed bytes, not
-/// every key of every run. A group's runs hold several times its states
-/// (21 times a chunk for the largest group of 4x4 to 32), so this bounds a
-/// merge by what it writes. A run's error stops the merge and comes back
-/// with the run's index.
+use std::cmp::Reverse;
+use std::collections::binary_heap::{BinaryHeap, PeekMut};
+
+/// Merge sorted runs into one sorted, distinct list ([`Merged`], collected).
 pub fn merge<E, R>(runs: Vec<R>) -> Result<Vec<u64>, (usize, E)>
 where
     R: Iterator<Item = Result<u64, E>>,
 {
-    use std::cmp::Reverse;
-    use std::collections::binary_heap::{BinaryHeap, PeekMut};
-    let mut runs = runs;
-    let mut heap = BinaryHeap::with_capacity(runs.len());
-    for (i, run) in runs.iter_mut().enumerate() {
-        if let Some(key) = run.next() {
-            heap.push(Reverse((key.map_err(|e| (i, e))?, i)));
+    Merged::new(runs).collect()
+}
+
+/// The keys of sorted runs, merged into one sorted, distinct sequence as it
+/// is read.
+///
+/// Each run is a stream of strictly increasing keys (a run object read with
+/// [`crate::chunk::stream_keys`]), merged k ways through a heap that holds
+/// one key per run: memory is the runs' compressed bytes and whatever the
+/// reader keeps, not every key of every run. A group's runs hold several
+/// times its states (5.5 times for the largest group of 4x4 to 32), so a
+/// merge that writes its output as it goes is bounded by one chunk. A run's
+/// error ends the sequence and comes back with the run's index.
+pub struct Merged<R> {
+    runs: Vec<R>,
+    heap: BinaryHeap<Reverse<(u64, usize)>>,
+    last: Option<u64>,
+    started: bool,
+    done: bool,
+}
+
+impl<E, R> Merged<R>
+where
+    R: Iterator<Item = Result<u64, E>>,
+{
+    /// The merge of `runs`.
+    pub fn new(runs: Vec<R>) -> Merged<R> {
+        Merged {
+            heap: BinaryHeap::with_capacity(runs.len()),
+            runs,
+            last: None,
+            started: false,
+            done: false,
         }
     }
-    let mut out: Vec<u64> = Vec::new();
-    while let Some(mut top) = heap.peek_mut() {
-        let Reverse((key, i)) = *top;
-        if out.last() != Some(&key) {
-            out.push(key);
-        }
-        match runs[i].next() {
-            // Replacing the top sifts it down once, cheaper than pop + push.
-            Some(Ok(next)) => *top = Reverse((next, i)),
-            Some(Err(e)) => return Err((i, e)),
-            None => {
-                PeekMut::pop(top);
+
+    fn start(&mut self) -> Result<(), (usize, E)> {
+        self.started = true;
+        for (i, run) in self.runs.iter_mut().enumerate() {
+            if let Some(key) = run.next() {
+                self.heap.push(Reverse((key.map_err(|e| (i, e))?, i)));
             }
         }
+        Ok(())
     }
-    Ok(out)
+
+    fn step(&mut self) -> Result<Option<u64>, (usize, E)> {
+        if !self.started {
+            self.start()?;
+        }
+        while let Some(mut top) = self.heap.peek_mut() {
+            let Reverse((key, i)) = *top;
+            match self.runs[i].next() {
+                // Replacing the top sifts it down once, cheaper than pop + push.
+                Some(Ok(next)) => *top = Reverse((next, i)),
+                Some(Err(e)) => return Err((i, e)),
+                None => {
+                    PeekMut::pop(top);
+                }
+            }
+            if self.last != Some(key) {
+                self.last = Some(key);
+                return Ok(Some(key));
+            }
+        }
+        Ok(None)
+    }
+}
+
+impl<E, R> Iterator for Merged<R>
+where
+    R: Iterator<Item = Result<u64, E>>,
+{
+    type Item = Result<u64, (usize, E)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let out = self.step().transpose();
+        if !matches!(out, Some(Ok(_))) {
+            self.done = true;
+        }
+        out
+    }
+}
+
+/// The keys of `run` in `[lo, hi)`: the run's part of one piece of a merge
+/// split by key range. Keys below are read and dropped; reading stops at
+/// the first key at or above `hi`. Errors pass through.
+pub fn in_range<E>(
+    run: impl Iterator<Item = Result<u64, E>>,
+    lo: u64,
+    hi: u64,
+) -> impl Iterator<Item = Result<u64, E>> {
+    run.skip_while(move |k| matches!(k, Ok(k) if *k < lo))
+        .take_while(move |k| !matches!(k, Ok(k) if *k >= hi))
+}
+
+/// Split points that cut the keys of runs into `pieces` ranges of about
+/// equal size, from each run's samples (keys at evenly spaced ranks) and key
+/// count: `pieces - 1` increasing keys. Fewer when the samples cannot
+/// separate that many.
+pub fn splitters(runs: &[(u64, &[u64])], pieces: usize) -> Vec<u64> {
+    let mut weighted: Vec<(u64, f64)> = Vec::new();
+    for &(count, samples) in runs {
+        if samples.is_empty() {
+            continue;
+        }
+        let w = count as f64 / samples.len() as f64;
+        weighted.extend(samples.iter().map(|&k| (k, w)));
+    }
+    weighted.sort_unstable_by_key(|&(k, _)| k);
+    let total: f64 = weighted.iter().map(|&(_, w)| w).sum();
+    let mut out: Vec<u64> = Vec::new();
+    let mut acc = 0.0;
+    let mut next = 1;
+    for &(k, w) in &weighted {
+        acc += w;
+        if next < pieces && acc >= total * next as f64 / pieces as f64 {
+            if out.last().is_none_or(|&l| k > l) {
+                out.push(k);
+            }
+            next += 1;
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -90,5 +189,54 @@ mod tests {
         let ok: Vec<Box<dyn Iterator<Item = Result<u64, String>>>> =
             vec![Box::new(good), Box::new(bad)];
         assert_eq!(merge(ok), Err((1, "cut off".to_string())));
+    }
+
+    #[test]
+    fn pieces_by_key_range_cover_the_merge() {
+        let input: Vec<Vec<u64>> = (0..9u64)
+            .map(|r| {
+                let mut v: Vec<u64> = (0..400)
+                    .map(|i| crate::part::mix(r * 1000 + i) % 5000)
+                    .collect();
+                v.sort_unstable();
+                v.dedup();
+                v
+            })
+            .collect();
+        let whole = merge(runs(input.clone())).unwrap();
+        let samples: Vec<Vec<u64>> = input
+            .iter()
+            .map(|r| (0..16).map(|i| r[i * r.len() / 16]).collect())
+            .collect();
+        let with_counts: Vec<(u64, &[u64])> = input
+            .iter()
+            .zip(&samples)
+            .map(|(r, s)| (r.len() as u64, s.as_slice()))
+            .collect();
+        let cut = splitters(&with_counts, 4);
+        assert_eq!(cut.len(), 3);
+        assert!(cut.windows(2).all(|w| w[0] < w[1]));
+        let bounds: Vec<u64> = std::iter::once(0)
+            .chain(cut.iter().copied())
+            .chain(std::iter::once(u64::MAX))
+            .collect();
+        let mut pieces = Vec::new();
+        for w in bounds.windows(2) {
+            let streams: Vec<_> = runs(input.clone())
+                .into_iter()
+                .map(|r| in_range(r, w[0], w[1]))
+                .collect();
+            let piece = merge(streams).unwrap();
+            // About a quarter each.
+            assert!(
+                piece.len() > whole.len() / 8,
+                "{} of {}",
+                piece.len(),
+                whole.len()
+            );
+            pieces.extend(piece);
+        }
+        assert_eq!(pieces, whole);
+        assert!(splitters(&[(5, &[][..])], 4).is_empty());
     }
 }

@@ -1,7 +1,7 @@
-//! The kernels that tasks run: [`enumerate`] (successors of one chunk),
-//! [`merge`] (runs into the final sorted states of one group), and [`solve`]
-//! (values and optimal actions of one chunk from the values of the next two
-//! layers).
+//! The kernels that tasks run: [`enumerate`] (successors and requests of one
+//! chunk), [`merge`] (runs into the final sorted states of one group),
+//! [`gather`] (the spawn sums one group answers to requests), and [`solve`]
+//! (values and optimal actions of one chunk from its spawn sums).
 //!
 //! Each kernel is a pure function of its inputs and parallelises with rayon;
 //! its result does not depend on the number of threads.
@@ -9,12 +9,14 @@
 use std::ops::Range;
 
 pub mod enumerate;
+pub mod gather;
 pub mod merge;
 pub mod solve;
 
-pub use enumerate::{enumerate, GroupedSuccessors, UnplannedPart};
-pub use merge::merge;
-pub use solve::{action_values, afterstate_value, best_action, solve, SolveError};
+pub use enumerate::{afterstates, enumerate, Enumerated, GroupedKeys, UnplannedPart};
+pub use gather::{gather, Spawned};
+pub use merge::{in_range, merge, splitters, Merged};
+pub use solve::{action_values, afterstate_value, best_action, solve, SolveError, SpawnSums};
 
 /// States a rayon job takes at a time inside a kernel.
 const BATCH: usize = 1024;

@@ -1,29 +1,32 @@
 //! The stage driver: the job as a sequence of stages over layers.
 //!
-//! Forward, for tile sum S = 4, 6, 8, ...: merge every group of every part of
-//! layer S (its runs came from the seed and from enumerating layers S-2 and
-//! S-4), then enumerate every chunk of layer S into runs for layers S+2 and
-//! S+4. Backward, for S from the last layer down to 4: solve every chunk of
-//! layer S against layers S+2 and S+4. Tasks within a stage are independent
-//! and all go to the [`Scheduler`] at once, which leases them to workers;
-//! each is skipped when its commit record exists.
+//! Forward ([`forward`]), for tile sum S = 4, 6, 8, ...: merge every group of
+//! every part of layer S (its runs came from the seed and from enumerating
+//! layers S-2 and S-4; a large group in key-range pieces), then enumerate
+//! every chunk of layer S into runs for layers S+2 and S+4, and into
+//! requests. Backward ([`backward`]), for S from the top down to 4: solve
+//! every chunk of layer S from its responses, then let every group of layer S
+//! answer the requests addressed to it (gather). Tasks within a stage are
+//! independent and all go to the [`Scheduler`] at once, which leases them to
+//! workers; each is skipped when its commit record exists.
 
-use std::collections::{BTreeMap, BTreeSet};
+mod backward;
+mod forward;
+
+use std::collections::BTreeMap;
 use std::time::Instant;
 
 use futures::{StreamExt, TryStreamExt};
 use serde::Serialize;
-use solve2048_core::layer::{group_count, start_parts, successor_parts};
 use solve2048_core::part::PartId;
 use solve2048_core::task::{
-    ChunkRef, FailureKind, JobSpec, LayerIndex, PartIndex, Phase, RunRef, SolvedRef, SolvedSummary,
-    TargetGroups, Task, TaskOutput,
+    FailureKind, JobSpec, Phase, RequestRef, SolvedSummary, Task, TaskOutput,
 };
 
 use solve2048_store::layout;
 
 use crate::records::{CoordinatorError, Records};
-use crate::scheduler::Scheduler;
+use crate::scheduler::{Completed, Scheduler};
 
 /// Most tasks of a stage submitted to the scheduler at once.
 const MAX_IN_FLIGHT: usize = 1024;
@@ -39,7 +42,7 @@ pub enum Progress {
     Stage {
         /// Phase.
         phase: Phase,
-        /// "merge", "enumerate" or "solve".
+        /// "seed", "merge", "enumerate", "solve", "gather" or "start".
         stage: &'static str,
         /// Tile sum of the layer.
         sum: u32,
@@ -68,6 +71,86 @@ pub struct PartSummary {
     pub chunks: usize,
 }
 
+/// The tasks of one stage that ran in this process: how long they took and
+/// what they read, to spot long tails and replicated reads.
+#[derive(Clone, Debug, Serialize)]
+pub struct StageStats {
+    /// Forward or backward pass.
+    pub phase: Phase,
+    /// seed, merge, enumerate, solve, gather or start.
+    pub stage: &'static str,
+    /// Tile sum of the layer.
+    pub sum: u32,
+    /// Tasks run.
+    pub tasks: usize,
+    /// The median task's seconds, lease to report.
+    pub median_seconds: f64,
+    /// The longest task's seconds.
+    pub longest_seconds: f64,
+    /// The longest task.
+    pub longest_task: String,
+    /// Bytes its tasks read from the store.
+    pub bytes_read: u64,
+    /// The most bytes one of its tasks read.
+    pub max_task_bytes_read: u64,
+    /// Bytes its tasks wrote.
+    pub bytes_written: u64,
+}
+
+/// The stages of one kind (all layers' merges, say) summed: what `solve
+/// --json` reports, a few lines whatever the number of layers.
+#[derive(Clone, Debug, Serialize)]
+pub struct StageKindStats {
+    /// Forward or backward pass.
+    pub phase: Phase,
+    /// seed, merge, enumerate, solve, gather or start.
+    pub stage: &'static str,
+    /// Tasks run.
+    pub tasks: usize,
+    /// Bytes its tasks read from the store.
+    pub bytes_read: u64,
+    /// The most bytes one task read.
+    pub max_task_bytes_read: u64,
+    /// Bytes its tasks wrote.
+    pub bytes_written: u64,
+    /// The layer (of at least [`TAIL_MIN_TASKS`] tasks) whose longest task
+    /// was the most times its median: its tile sum, longest and median
+    /// seconds, and that task.
+    pub worst_tail: Option<StageStats>,
+}
+
+/// Tasks a stage needs for its longest-against-median ratio to mean
+/// anything.
+pub const TAIL_MIN_TASKS: usize = 8;
+
+impl StageStats {
+    /// The statistics of the tasks `ran` (None when none ran).
+    fn of(
+        phase: Phase,
+        stage: &'static str,
+        sum: u32,
+        mut ran: Vec<(Completed, String)>,
+    ) -> Option<StageStats> {
+        if ran.is_empty() {
+            return None;
+        }
+        ran.sort_by(|a, b| a.0.seconds.total_cmp(&b.0.seconds));
+        let (longest, key) = ran.last().cloned().expect("not empty");
+        Some(StageStats {
+            phase,
+            stage,
+            sum,
+            tasks: ran.len(),
+            median_seconds: ran[ran.len() / 2].0.seconds,
+            longest_seconds: longest.seconds,
+            longest_task: key,
+            bytes_read: ran.iter().map(|r| r.0.bytes_read).sum(),
+            max_task_bytes_read: ran.iter().map(|r| r.0.bytes_read).max().unwrap_or(0),
+            bytes_written: ran.iter().map(|r| r.0.bytes_written).sum(),
+        })
+    }
+}
+
 /// The outcome of a job.
 #[derive(Clone, Debug, Serialize)]
 pub struct Summary {
@@ -90,6 +173,55 @@ pub struct Summary {
     pub tasks_skipped: u64,
     /// Outputs of uncommitted attempts deleted at the end.
     pub orphans_removed: u64,
+    /// Every stage that ran tasks in this process.
+    pub stages: Vec<StageStats>,
+    /// The largest peak resident memory a worker reported.
+    pub workers_peak_rss_bytes: u64,
+}
+
+impl Summary {
+    /// Bytes the tasks of `phase` that ran here read from the store.
+    pub fn bytes_read(&self, phase: Phase) -> u64 {
+        self.stages
+            .iter()
+            .filter(|s| s.phase == phase)
+            .map(|s| s.bytes_read)
+            .sum()
+    }
+
+    /// Every stage kind that ran tasks here, summed over its layers, in the
+    /// order the job first ran them.
+    pub fn stage_kinds(&self) -> Vec<StageKindStats> {
+        let ratio = |s: &StageStats| s.longest_seconds / s.median_seconds.max(1e-3);
+        let mut kinds: Vec<StageKindStats> = Vec::new();
+        for s in &self.stages {
+            let k = match kinds.iter_mut().find(|k| k.stage == s.stage) {
+                Some(k) => k,
+                None => {
+                    kinds.push(StageKindStats {
+                        phase: s.phase,
+                        stage: s.stage,
+                        tasks: 0,
+                        bytes_read: 0,
+                        max_task_bytes_read: 0,
+                        bytes_written: 0,
+                        worst_tail: None,
+                    });
+                    kinds.last_mut().expect("just pushed")
+                }
+            };
+            k.tasks += s.tasks;
+            k.bytes_read += s.bytes_read;
+            k.max_task_bytes_read = k.max_task_bytes_read.max(s.max_task_bytes_read);
+            k.bytes_written += s.bytes_written;
+            if s.tasks >= TAIL_MIN_TASKS
+                && k.worst_tail.as_ref().is_none_or(|w| ratio(s) > ratio(w))
+            {
+                k.worst_tail = Some(s.clone());
+            }
+        }
+        kinds
+    }
 }
 
 /// Drives one job to the end, stage by stage.
@@ -101,7 +233,12 @@ pub struct Driver<'a> {
     progress: &'a (dyn Fn(&Progress) + Sync),
     tasks_run: u64,
     tasks_skipped: u64,
+    stages: Vec<StageStats>,
 }
+
+/// Requests waiting for their answer: target layer (tile sum) -> (part,
+/// group) -> the requests addressed to that group.
+type Requests = BTreeMap<u32, BTreeMap<(PartId, u32), Vec<RequestRef>>>;
 
 /// Run `job` to completion on `records`' store, handing tasks to workers
 /// through `scheduler` and calling `progress` as it goes. A failing task is
@@ -122,6 +259,7 @@ pub async fn run(
         progress,
         tasks_run: 0,
         tasks_skipped: 0,
+        stages: Vec::new(),
     };
     c.run_job().await
 }
@@ -130,12 +268,12 @@ impl Driver<'_> {
     async fn run_job(&mut self) -> Result<Summary, CoordinatorError> {
         let t0 = Instant::now();
         (self.progress)(&Progress::PhaseStart(Phase::Enumerate));
-        let layers = self.forward().await?;
+        let (layers, requests) = self.forward().await?;
         (self.progress)(&Progress::PhaseEnd(Phase::Enumerate));
         let enumerate_seconds = t0.elapsed().as_secs_f64();
         let t1 = Instant::now();
         (self.progress)(&Progress::PhaseStart(Phase::Solve));
-        let (start_value, digest, keep) = self.backward(&layers).await?;
+        let (start_value, digest, keep) = self.backward(&layers, requests).await?;
         (self.progress)(&Progress::PhaseEnd(Phase::Solve));
         let solve_seconds = t1.elapsed().as_secs_f64();
         let orphans_removed = self.records.sweep(&keep).await?;
@@ -174,6 +312,8 @@ impl Driver<'_> {
             tasks_run: self.tasks_run,
             tasks_skipped: self.tasks_skipped,
             orphans_removed,
+            stages: std::mem::take(&mut self.stages),
+            workers_peak_rss_bytes: self.scheduler.workers_peak_rss(),
         })
     }
 
@@ -197,7 +337,7 @@ impl Driver<'_> {
         let scheduler = self.scheduler;
         let attempts = self.max_attempts;
         let progress = self.progress;
-        let results: Vec<(TaskOutput, bool)> =
+        let results: Vec<(TaskOutput, Option<Completed>)> =
             futures::stream::iter(tasks.iter().map(|task| async move {
                 let key = task.key();
                 if let Some(out) = records.committed(task).await? {
@@ -207,12 +347,12 @@ impl Driver<'_> {
                         states,
                         skipped: true,
                     });
-                    return Ok((out, true));
+                    return Ok((out, None));
                 }
                 let mut last = String::new();
                 for attempt in 1..=attempts {
                     match scheduler.attempt(task).await {
-                        Ok(out) => {
+                        Ok((out, done)) => {
                             records.commit(task, &out).await?;
                             let states = states_of(task, &out);
                             scheduler.done(&key, states, false);
@@ -220,7 +360,7 @@ impl Driver<'_> {
                                 states,
                                 skipped: false,
                             });
-                            return Ok((out, false));
+                            return Ok((out, Some(done)));
                         }
                         Err(failure) => {
                             tracing::warn!(task = %key, attempt, error = %failure, "task failed");
@@ -249,189 +389,41 @@ impl Driver<'_> {
             .try_collect()
             .await?;
         let mut outputs = Vec::with_capacity(results.len());
-        for (out, skipped) in results {
-            if skipped {
-                self.tasks_skipped += 1;
-            } else {
-                self.tasks_run += 1;
+        let mut ran: Vec<(Completed, String)> = Vec::new();
+        for ((out, done), task) in results.into_iter().zip(&tasks) {
+            match done {
+                None => self.tasks_skipped += 1,
+                Some(done) => {
+                    self.tasks_run += 1;
+                    ran.push((done, task.key()));
+                }
             }
             outputs.push(out);
         }
+        if let Some(stats) = StageStats::of(phase, stage, sum, ran) {
+            self.stages.push(stats);
+        }
         Ok(outputs)
     }
+}
 
-    /// The forward pass; returns the chunks of every layer.
-    async fn forward(&mut self) -> Result<BTreeMap<u32, Vec<ChunkRef>>, CoordinatorError> {
-        let mut sizes: BTreeMap<PartId, u64> = BTreeMap::new();
-        let mut layers: BTreeMap<u32, Vec<ChunkRef>> = BTreeMap::new();
-        // Runs waiting to be merged: part -> group -> runs.
-        let mut pending: BTreeMap<PartId, BTreeMap<u32, Vec<RunRef>>> = BTreeMap::new();
-        let seed_targets = start_parts(self.job.game.size())
-            .into_keys()
-            .map(|part| TargetGroups {
-                part,
-                groups: group_count(part, &sizes, self.job.chunk_size),
-            })
-            .collect();
-        let seed = self
-            .stage(
-                Phase::Enumerate,
-                "seed",
-                4,
-                vec![Task::Seed {
-                    targets: seed_targets,
-                }],
-            )
-            .await?;
-        add_runs(&mut pending, seed);
-        let mut sum = 4;
-        while pending.keys().any(|p| p.sum >= sum) {
-            // Merge layer `sum`.
-            let parts: Vec<PartId> = pending.keys().filter(|p| p.sum == sum).copied().collect();
-            let mut merges = Vec::new();
-            for part in &parts {
-                for (group, runs) in pending.remove(part).unwrap() {
-                    merges.push(Task::Merge {
-                        part: *part,
-                        group,
-                        runs,
-                    });
-                }
-            }
-            let outputs = self
-                .stage(Phase::Enumerate, "merge", sum, merges.clone())
-                .await?;
-            let mut chunks: Vec<ChunkRef> = Vec::new();
-            for out in outputs {
-                if let TaskOutput::Chunks(c) = out {
-                    chunks.extend(c);
-                }
-            }
-            chunks.sort_by_key(|c| c.id);
-            let index = LayerIndex {
-                sum,
-                parts: parts
-                    .iter()
-                    .map(|&part| PartIndex {
-                        part,
-                        groups: group_count(part, &sizes, self.job.chunk_size),
-                        chunks: chunks
-                            .iter()
-                            .filter(|c| c.id.part == part)
-                            .copied()
-                            .collect(),
-                        solved: Vec::new(),
-                    })
-                    .collect(),
-            };
-            self.records
-                .put_json(&layout::layer_index(sum), &index)
-                .await?;
-            for c in &chunks {
-                *sizes.entry(c.id.part).or_default() += c.count;
-            }
-            // The runs are merged for good: free their space.
-            for task in &merges {
-                if let Task::Merge { runs, .. } = task {
-                    for r in runs {
-                        self.records.delete(&r.object).await?;
-                    }
-                }
-            }
-            // Enumerate layer `sum`.
-            let enumerates: Vec<Task> = chunks
-                .iter()
-                .map(|c| Task::Enumerate {
-                    chunk: *c,
-                    targets: successor_parts(c.id.part)
-                        .into_iter()
-                        .map(|part| TargetGroups {
-                            part,
-                            groups: group_count(part, &sizes, self.job.chunk_size),
-                        })
-                        .collect(),
-                })
-                .collect();
-            let outputs = self
-                .stage(Phase::Enumerate, "enumerate", sum, enumerates)
-                .await?;
-            add_runs(&mut pending, outputs);
-            if !chunks.is_empty() {
-                layers.insert(sum, chunks);
-            }
-            sum += 2;
+impl Driver<'_> {
+    /// Delete each bundle of `read` (task outputs a stage has consumed) that
+    /// none of `waiting` (what later stages will read) names. Every stage
+    /// that read it has committed, so nothing needs it again, and a rerun
+    /// skips those stages.
+    async fn delete_unreferenced<'a>(
+        &self,
+        read: impl IntoIterator<Item = &'a str>,
+        waiting: impl IntoIterator<Item = &'a str>,
+    ) -> Result<(), CoordinatorError> {
+        let waiting: std::collections::BTreeSet<&str> = waiting.into_iter().collect();
+        let done: std::collections::BTreeSet<&str> =
+            read.into_iter().filter(|o| !waiting.contains(o)).collect();
+        for object in done {
+            self.records.delete(object).await?;
         }
-        Ok(layers)
-    }
-
-    /// The backward pass; returns the start value, the result digest and
-    /// every object the solved job keeps.
-    async fn backward(
-        &mut self,
-        layers: &BTreeMap<u32, Vec<ChunkRef>>,
-    ) -> Result<(f64, u64, BTreeSet<String>), CoordinatorError> {
-        let mut solved: BTreeMap<u32, Vec<SolvedRef>> = BTreeMap::new();
-        let mut digest = 0u64;
-        let mut keep = BTreeSet::new();
-        for (&sum, chunks) in layers.iter().rev() {
-            let below: u64 = layers
-                .range(..sum)
-                .flat_map(|(_, c)| c)
-                .map(|c| c.count)
-                .sum();
-            self.scheduler.set_states_ahead(below);
-            let layer = |s: u32| solved.get(&s).cloned().unwrap_or_default();
-            let next: Vec<SolvedRef> = [layer(sum + 2), layer(sum + 4)].concat();
-            let tasks = chunks
-                .iter()
-                .map(|c| Task::Solve {
-                    chunk: *c,
-                    next: next.clone(),
-                })
-                .collect();
-            let mut refs = Vec::with_capacity(chunks.len());
-            for out in self.stage(Phase::Solve, "solve", sum, tasks).await? {
-                match out {
-                    TaskOutput::Solved { solved, digest: d } => {
-                        digest = digest.wrapping_add(d);
-                        refs.push(solved);
-                    }
-                    other => return Err(unexpected("solve", &other)),
-                }
-            }
-            // The layer index now says where its values and policy are.
-            let object = layout::layer_index(sum);
-            let mut index: LayerIndex = self.records.get_json(&object).await?;
-            for part in &mut index.parts {
-                part.solved = refs
-                    .iter()
-                    .filter(|r| r.chunk.id.part == part.part)
-                    .copied()
-                    .collect();
-            }
-            self.records.put_json(&object, &index).await?;
-            for r in &refs {
-                keep.insert(layout::states_of(&r.chunk));
-                keep.insert(layout::values_of(r));
-                keep.insert(layout::policy_of(r));
-            }
-            solved.insert(sum, refs);
-        }
-        let layer = |s: u32| solved.get(&s).cloned().unwrap_or_default();
-        let starts = [layer(4), layer(6), layer(8)].concat();
-        let out = self
-            .stage(
-                Phase::Solve,
-                "start",
-                4,
-                vec![Task::StartValue { layers: starts }],
-            )
-            .await?;
-        match out.first() {
-            Some(TaskOutput::StartValue(v)) => Ok((*v, digest, keep)),
-            Some(other) => Err(unexpected("start-value", other)),
-            None => Err(unexpected("start-value", &TaskOutput::Runs(Vec::new()))),
-        }
+        Ok(())
     }
 }
 
@@ -440,21 +432,6 @@ fn unexpected(task: &str, out: &TaskOutput) -> CoordinatorError {
     CoordinatorError::Damaged {
         object: layout::commit(task),
         reason: format!("unexpected output {out:?}"),
-    }
-}
-
-fn add_runs(pending: &mut BTreeMap<PartId, BTreeMap<u32, Vec<RunRef>>>, outputs: Vec<TaskOutput>) {
-    for out in outputs {
-        if let TaskOutput::Runs(runs) = out {
-            for r in runs {
-                pending
-                    .entry(r.part)
-                    .or_default()
-                    .entry(r.group)
-                    .or_default()
-                    .push(r);
-            }
-        }
     }
 }
 

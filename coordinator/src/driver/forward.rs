@@ -1,0 +1,211 @@
+//! The forward pass: seed, then for each layer merge (a large group in
+//! key-range pieces) and enumerate.
+
+use std::collections::BTreeMap;
+
+use solve2048_core::kernel::splitters;
+use solve2048_core::layer::{group_count, start_parts, successor_parts};
+use solve2048_core::part::PartId;
+use solve2048_core::task::{
+    ChunkRef, LayerIndex, MergePiece, PartIndex, Phase, RunRef, TargetGroups, Task, TaskOutput,
+};
+use solve2048_store::layout;
+
+use super::{Driver, Requests};
+use crate::records::CoordinatorError;
+
+/// Run keys of a group, in chunks, from which its merge is cut into
+/// key-range pieces (one piece per this many chunks of run keys): a group
+/// of 4x4 to 32 read up to 21 chunks of run keys (88 M keys for 16 M states),
+/// a merge of several seconds on one thread while other tasks take under one.
+const PIECE_RUN_CHUNKS: u64 = 8;
+
+impl Driver<'_> {
+    /// The forward pass; returns the chunks of every layer and the requests
+    /// every enumerate task made.
+    pub(super) async fn forward(
+        &mut self,
+    ) -> Result<(BTreeMap<u32, Vec<ChunkRef>>, Requests), CoordinatorError> {
+        let mut sizes: BTreeMap<PartId, u64> = BTreeMap::new();
+        let mut layers: BTreeMap<u32, Vec<ChunkRef>> = BTreeMap::new();
+        let mut requests = Requests::new();
+        // Runs waiting to be merged: part -> group -> runs.
+        let mut pending: BTreeMap<PartId, BTreeMap<u32, Vec<RunRef>>> = BTreeMap::new();
+        let seed_targets = start_parts(self.job.game.size())
+            .into_keys()
+            .map(|part| TargetGroups {
+                part,
+                groups: group_count(part, &sizes, self.job.chunk_size),
+            })
+            .collect();
+        let seed = self
+            .stage(
+                Phase::Enumerate,
+                "seed",
+                4,
+                vec![Task::Seed {
+                    targets: seed_targets,
+                }],
+            )
+            .await?;
+        add_outputs(&mut pending, &mut requests, seed);
+        let mut sum = 4;
+        while pending.keys().any(|p| p.sum >= sum) {
+            // Merge layer `sum`.
+            let parts: Vec<PartId> = pending.keys().filter(|p| p.sum == sum).copied().collect();
+            let mut merges = Vec::new();
+            for part in &parts {
+                for (group, runs) in pending.remove(part).unwrap() {
+                    merges.extend(self.merge_tasks(*part, group, runs));
+                }
+            }
+            let outputs = self
+                .stage(Phase::Enumerate, "merge", sum, merges.clone())
+                .await?;
+            let mut chunks: Vec<ChunkRef> = Vec::new();
+            for out in outputs {
+                if let TaskOutput::Chunks(c) = out {
+                    chunks.extend(c);
+                }
+            }
+            chunks.sort_by_key(|c| c.id);
+            let index = LayerIndex {
+                sum,
+                parts: parts
+                    .iter()
+                    .map(|&part| PartIndex {
+                        part,
+                        groups: group_count(part, &sizes, self.job.chunk_size),
+                        chunks: chunks
+                            .iter()
+                            .filter(|c| c.id.part == part)
+                            .copied()
+                            .collect(),
+                        solved: Vec::new(),
+                    })
+                    .collect(),
+            };
+            self.records
+                .put_json(&layout::layer_index(sum), &index)
+                .await?;
+            for c in &chunks {
+                *sizes.entry(c.id.part).or_default() += c.count;
+            }
+            // Free the run bundles no layer still waiting to merge reads
+            // (a chunk's bundle holds runs for two layers).
+            let read = merges.iter().flat_map(|t| match t {
+                Task::Merge { runs, .. } => runs.iter().map(|r| r.object.as_str()).collect(),
+                _ => Vec::new(),
+            });
+            let waiting = pending
+                .values()
+                .flat_map(|groups| groups.values().flatten())
+                .map(|r| r.object.as_str());
+            self.delete_unreferenced(read, waiting).await?;
+            // Enumerate layer `sum`.
+            let enumerates: Vec<Task> = chunks
+                .iter()
+                .map(|c| Task::Enumerate {
+                    chunk: *c,
+                    targets: successor_parts(c.id.part)
+                        .into_iter()
+                        .map(|part| TargetGroups {
+                            part,
+                            groups: group_count(part, &sizes, self.job.chunk_size),
+                        })
+                        .collect(),
+                })
+                .collect();
+            let outputs = self
+                .stage(Phase::Enumerate, "enumerate", sum, enumerates)
+                .await?;
+            add_outputs(&mut pending, &mut requests, outputs);
+            if !chunks.is_empty() {
+                layers.insert(sum, chunks);
+            }
+            sum += 2;
+        }
+        Ok((layers, requests))
+    }
+
+    /// The merge of one group: one task, or one per key range when its runs
+    /// hold many chunks of keys. The ranges come from the runs' samples, so
+    /// they are the same on every run of the job.
+    fn merge_tasks(&self, part: PartId, group: u32, runs: Vec<RunRef>) -> Vec<Task> {
+        let keys: u64 = runs.iter().map(|r| r.count).sum();
+        let pieces = keys.div_ceil(PIECE_RUN_CHUNKS * self.job.chunk_size) as usize;
+        let cuts = if pieces > 1 {
+            let samples: Vec<(u64, &[u64])> = runs
+                .iter()
+                .map(|r| (r.count, r.samples.as_slice()))
+                .collect();
+            splitters(&samples, pieces)
+        } else {
+            Vec::new()
+        };
+        if cuts.is_empty() {
+            return vec![Task::Merge {
+                part,
+                group,
+                runs,
+                piece: None,
+            }];
+        }
+        let bounds: Vec<u64> = std::iter::once(0)
+            .chain(cuts)
+            .chain(std::iter::once(u64::MAX))
+            .collect();
+        bounds
+            .windows(2)
+            .enumerate()
+            .map(|(index, w)| Task::Merge {
+                part,
+                group,
+                runs: runs.clone(),
+                piece: Some(MergePiece {
+                    index: index as u32,
+                    lo: w[0],
+                    hi: w[1],
+                }),
+            })
+            .collect()
+    }
+}
+
+/// File the runs and requests of seed and enumerate outputs.
+fn add_outputs(
+    pending: &mut BTreeMap<PartId, BTreeMap<u32, Vec<RunRef>>>,
+    requests: &mut Requests,
+    outputs: Vec<TaskOutput>,
+) {
+    let mut add_runs = |runs: Vec<RunRef>| {
+        for r in runs {
+            pending
+                .entry(r.part)
+                .or_default()
+                .entry(r.group)
+                .or_default()
+                .push(r);
+        }
+    };
+    for out in outputs {
+        match out {
+            TaskOutput::Runs(runs) => add_runs(runs),
+            TaskOutput::Enumerated {
+                runs,
+                requests: asked,
+            } => {
+                add_runs(runs);
+                for r in asked {
+                    requests
+                        .entry(r.part.sum)
+                        .or_default()
+                        .entry((r.part, r.group))
+                        .or_default()
+                        .push(r);
+                }
+            }
+            _ => {}
+        }
+    }
+}

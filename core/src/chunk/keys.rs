@@ -1,0 +1,378 @@
+//! Sorted keys (states, runs, requests): delta + LEB128 varint, zstd, read
+//! whole or streamed through a small window.
+
+use super::{compress, content_size, decompress, ChunkHeader, FormatError};
+
+/// Encode sorted, distinct keys (states or a run).
+pub fn encode_keys(header: &ChunkHeader, keys: &[u64], level: i32) -> Vec<u8> {
+    header.write(&compress(&varint_body(keys), level))
+}
+
+/// The body of sorted, distinct keys: the first as a varint, each later one
+/// as the varint of its difference from the one before.
+pub(crate) fn varint_body(keys: &[u64]) -> Vec<u8> {
+    debug_assert!(keys.windows(2).all(|w| w[0] < w[1]));
+    let mut body = Vec::with_capacity(keys.len() * 3);
+    let mut prev = 0u64;
+    for &k in keys {
+        let mut d = k - prev;
+        prev = k;
+        while d >= 0x80 {
+            body.push((d as u8) | 0x80);
+            d >>= 7;
+        }
+        body.push(d as u8);
+    }
+    body
+}
+
+/// The first `count` keys of a decompressed body made by [`varint_body`],
+/// and the number of bytes they took.
+pub(crate) fn parse_varint_keys(
+    body: &[u8],
+    count: usize,
+) -> Result<(Vec<u64>, usize), FormatError> {
+    let mut keys = Vec::with_capacity(count);
+    let (mut pos, mut prev) = (0usize, 0u64);
+    for i in 0..count {
+        let (mut d, mut shift) = (0u64, 0);
+        loop {
+            let Some(&b) = body.get(pos) else {
+                return Err(FormatError::Body(format!("{i} keys, header says {count}")));
+            };
+            pos += 1;
+            if shift > 63 {
+                return Err(FormatError::Body("varint too long".into()));
+            }
+            d |= ((b & 0x7F) as u64) << shift;
+            shift += 7;
+            if b & 0x80 == 0 {
+                break;
+            }
+        }
+        if d == 0 && i > 0 {
+            return Err(FormatError::Body("keys not strictly increasing".into()));
+        }
+        prev = prev
+            .checked_add(d)
+            .ok_or_else(|| FormatError::Body("key overflow".into()))?;
+        keys.push(prev);
+    }
+    Ok((keys, pos))
+}
+
+/// Decode and verify keys; `expect` names the chunk the reader asked for.
+pub fn decode_keys(bytes: &[u8], expect: &ChunkHeader) -> Result<Vec<u64>, FormatError> {
+    let stream = stream_keys(bytes, expect)?;
+    let mut keys = Vec::with_capacity(stream.left as usize);
+    for key in stream {
+        keys.push(key?);
+    }
+    Ok(keys)
+}
+
+/// Verify a keys object's header and payload checksum without decoding it,
+/// and return its bytes (to be read later with [`stream_keys`]).
+pub fn verified_bytes(bytes: &[u8], expect: &ChunkHeader) -> Result<Vec<u8>, FormatError> {
+    let (found, _) = ChunkHeader::read(bytes)?;
+    expect.check(&found)?;
+    Ok(bytes.to_vec())
+}
+
+/// Verify a keys object (states or a run) and read its keys one at a time,
+/// decompressing as it goes: memory for a small window, not the whole body.
+/// A damaged body shows up as an `Err` item, after which the stream ends.
+pub fn stream_keys<'a>(
+    bytes: &'a [u8],
+    expect: &ChunkHeader,
+) -> Result<KeyStream<'a>, FormatError> {
+    let (found, payload) = ChunkHeader::read(bytes)?;
+    expect.check(&found)?;
+    // A small body is decompressed at once with the thread's context (a
+    // streaming decoder makes a context of its own, which costs more than a
+    // small body); a large one through the window.
+    let (decoder, window, len) = match content_size(payload) {
+        Some(size) if size <= WHOLE_BODY_UP_TO => {
+            let body = decompress(payload, size as usize)?;
+            let len = body.len();
+            (None, body.into_boxed_slice(), len)
+        }
+        _ => {
+            let decoder = zstd::stream::read::Decoder::with_buffer(payload)
+                .map_err(|e| FormatError::Body(format!("zstd: {e}")))?;
+            (Some(decoder), vec![0; STREAM_WINDOW].into_boxed_slice(), 0)
+        }
+    };
+    Ok(KeyStream {
+        decoder,
+        window,
+        pos: 0,
+        len,
+        count: found.count,
+        left: found.count,
+        prev: 0,
+        done: false,
+    })
+}
+
+/// Decompressed bytes a [`KeyStream`] holds at a time.
+const STREAM_WINDOW: usize = 64 << 10;
+
+/// Bodies up to this size are decompressed at once.
+const WHOLE_BODY_UP_TO: u64 = 1 << 20;
+
+/// The keys of one verified keys object, in order (see [`stream_keys`]).
+pub struct KeyStream<'a> {
+    /// None when the whole body is in `window`.
+    decoder: Option<zstd::stream::read::Decoder<'static, &'a [u8]>>,
+    window: Box<[u8]>,
+    pos: usize,
+    len: usize,
+    count: u64,
+    left: u64,
+    prev: u64,
+    done: bool,
+}
+
+impl KeyStream<'_> {
+    /// The next body byte, None at the end of the body.
+    #[inline]
+    fn byte(&mut self) -> Result<Option<u8>, FormatError> {
+        if self.pos == self.len {
+            use std::io::Read;
+            let Some(decoder) = self.decoder.as_mut() else {
+                return Ok(None);
+            };
+            self.len = decoder
+                .read(&mut self.window)
+                .map_err(|e| FormatError::Body(format!("zstd: {e}")))?;
+            self.pos = 0;
+            if self.len == 0 {
+                return Ok(None);
+            }
+        }
+        self.pos += 1;
+        Ok(Some(self.window[self.pos - 1]))
+    }
+
+    fn key(&mut self) -> Result<Option<u64>, FormatError> {
+        if self.left == 0 {
+            // The body must end with the last key the header counts.
+            return match self.byte()? {
+                None => Ok(None),
+                Some(_) => Err(FormatError::Body(format!(
+                    "more keys than the {} the header says",
+                    self.count
+                ))),
+            };
+        }
+        let d = match self.window[self.pos..self.len].get(..10) {
+            // Fast path: a whole varint (at most 10 bytes) is in the window.
+            Some(w) => {
+                let (mut d, mut i) = (0u64, 0);
+                loop {
+                    let b = w[i];
+                    d |= ((b & 0x7F) as u64) << (7 * i);
+                    i += 1;
+                    if b & 0x80 == 0 {
+                        break;
+                    }
+                    if i == 10 {
+                        return Err(FormatError::Body("varint too long".into()));
+                    }
+                }
+                self.pos += i;
+                d
+            }
+            None => self.slow_varint()?,
+        };
+        self.finish_key(d)
+    }
+
+    /// A varint that may cross the window's end.
+    fn slow_varint(&mut self) -> Result<u64, FormatError> {
+        let mut d = 0u64;
+        let mut shift = 0;
+        loop {
+            let Some(b) = self.byte()? else {
+                return Err(if shift == 0 {
+                    FormatError::Body(format!(
+                        "{} keys, header says {}",
+                        self.count - self.left,
+                        self.count
+                    ))
+                } else {
+                    FormatError::Body("varint cut off".into())
+                });
+            };
+            if shift > 63 {
+                return Err(FormatError::Body("varint too long".into()));
+            }
+            d |= ((b & 0x7F) as u64) << shift;
+            shift += 7;
+            if b & 0x80 == 0 {
+                return Ok(d);
+            }
+        }
+    }
+
+    /// Add delta `d` to the previous key.
+    #[inline]
+    fn finish_key(&mut self, d: u64) -> Result<Option<u64>, FormatError> {
+        if d == 0 && self.left != self.count {
+            return Err(FormatError::Body("keys not strictly increasing".into()));
+        }
+        self.prev = self
+            .prev
+            .checked_add(d)
+            .ok_or_else(|| FormatError::Body("key overflow".into()))?;
+        self.left -= 1;
+        Ok(Some(self.prev))
+    }
+}
+
+impl Iterator for KeyStream<'_> {
+    type Item = Result<u64, FormatError>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let key = self.key().transpose();
+        if !matches!(key, Some(Ok(_))) {
+            self.done = true;
+        }
+        key
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chunk::tests::header;
+    use crate::chunk::{values, ChunkKind, HEADER_LEN};
+    use crate::Game;
+
+    #[test]
+    fn round_trips() {
+        let keys = vec![1u64, 2, 300, 70_000, u64::MAX - 1];
+        let h = header(ChunkKind::States, 5);
+        let bytes = encode_keys(&h, &keys, 3);
+        assert_eq!(decode_keys(&bytes, &h).unwrap(), keys);
+        let vals = vec![0.0, 1.0, 0.123456789, f64::MIN_POSITIVE, 0.5];
+        let hv = header(ChunkKind::Values, 5);
+        assert_eq!(
+            values::decode_values(&values::encode_values(&hv, &vals, 3), &hv).unwrap(),
+            vals
+        );
+        let hp = header(ChunkKind::Policy, 3);
+        assert_eq!(
+            values::decode_policy(&values::encode_policy(&hp, &[0, 3, 2], 3), &hp).unwrap(),
+            vec![0, 3, 2]
+        );
+    }
+
+    /// A body written under a header with another count, with checksums
+    /// that match: only decoding can tell.
+    fn with_count(keys: &[u64], count: u64) -> (Vec<u8>, ChunkHeader) {
+        let mut h = header(ChunkKind::Run, keys.len() as u64);
+        let mut bytes = encode_keys(&h, keys, 1);
+        h.count = count;
+        let payload = bytes.split_off(HEADER_LEN);
+        (h.write(&payload), h)
+    }
+
+    #[test]
+    fn streams_keys_of_large_bodies_and_refuses_wrong_counts() {
+        // More than one window of body bytes, with varints of 1 to 7 bytes.
+        let keys: Vec<u64> = (1..200_000u64)
+            .scan(0u64, |k, i| {
+                *k += 1 + (crate::part::mix(i) >> (20 + i % 44));
+                Some(*k)
+            })
+            .take_while(|&k| k < u64::MAX / 2)
+            .collect();
+        assert!(keys.len() > 1000);
+        let h = header(ChunkKind::Run, keys.len() as u64);
+        let bytes = encode_keys(&h, &keys, 1);
+        let streamed: Result<Vec<u64>, _> = stream_keys(&bytes, &h).unwrap().collect();
+        assert_eq!(streamed.unwrap(), keys);
+        let dense: Vec<u64> = (5..300_000).collect();
+        let hd = header(ChunkKind::Run, dense.len() as u64);
+        assert_eq!(
+            decode_keys(&encode_keys(&hd, &dense, 1), &hd).unwrap(),
+            dense
+        );
+
+        let (short, hs) = with_count(&[3, 4, 9], 4);
+        assert_eq!(
+            decode_keys(&short, &hs),
+            Err(FormatError::Body("3 keys, header says 4".into()))
+        );
+        let (long, h) = with_count(&[3, 4, 9], 2);
+        assert_eq!(
+            decode_keys(&long, &h),
+            Err(FormatError::Body(
+                "more keys than the 2 the header says".into()
+            ))
+        );
+        // The stream ends after its error.
+        let mut stream = stream_keys(&short, &hs).unwrap();
+        assert_eq!(stream.by_ref().filter(Result::is_err).count(), 1);
+        assert!(stream.next().is_none());
+    }
+
+    #[test]
+    fn rejects_damage_and_foreign_files() {
+        let h = header(ChunkKind::States, 3);
+        let bytes = encode_keys(&h, &[5, 6, 9], 3);
+        let mut flipped = bytes.clone();
+        *flipped.last_mut().unwrap() ^= 1;
+        assert!(matches!(
+            decode_keys(&flipped, &h),
+            Err(FormatError::PayloadChecksum { .. })
+        ));
+        let mut head = bytes.clone();
+        head[30] ^= 1;
+        assert_eq!(decode_keys(&head, &h), Err(FormatError::HeaderChecksum));
+        assert_eq!(
+            decode_keys(&bytes[..bytes.len() - 1], &h).unwrap_err(),
+            FormatError::PayloadLength {
+                expected: (bytes.len() - HEADER_LEN) as u64,
+                found: (bytes.len() - HEADER_LEN - 1) as u64
+            }
+        );
+        assert_eq!(
+            decode_keys(&bytes[..10], &h),
+            Err(FormatError::Truncated { len: 10 })
+        );
+        assert_eq!(
+            decode_keys(
+                b"not a chunk at all, not at all, not at all, not at all, not at all, not at all",
+                &h
+            ),
+            Err(FormatError::Magic)
+        );
+        let mut other = h;
+        other.game = Game::new(3, 1024, 1.0).unwrap();
+        assert!(matches!(
+            decode_keys(&bytes, &other),
+            Err(FormatError::Identity { .. })
+        ));
+        let mut other = h;
+        other.id.index = 2;
+        assert!(matches!(
+            decode_keys(&bytes, &other),
+            Err(FormatError::Identity { .. })
+        ));
+        let mut v2 = bytes.clone();
+        v2[8] = 9;
+        assert_eq!(decode_keys(&v2, &h), Err(FormatError::Version { found: 9 }));
+        assert_eq!(verified_bytes(&bytes, &h).unwrap(), bytes);
+        assert!(matches!(
+            verified_bytes(&flipped, &h),
+            Err(FormatError::PayloadChecksum { .. })
+        ));
+    }
+}

@@ -1,0 +1,99 @@
+//! What each task holds in memory, as the kernels allocate it: a worker
+//! admits tasks by it (`worker --memory`), and `plan` sizes workers by it.
+//! Each figure is an upper estimate from the kernels' buffers; the measured
+//! peaks they were checked against are in the README ("Memory").
+
+use crate::kernel::enumerate::SLICE;
+use crate::table::ValueTable;
+use crate::task::{JobSpec, Task};
+
+/// Bytes a worker process holds besides its tasks: code, the async
+/// runtime, connection and I/O buffers, allocator slack.
+pub const PROCESS_BYTES: u64 = 64 << 20;
+
+/// Distinct canonical afterstates a chunk's states make, per state (0.83 on
+/// the largest part of layer 84 of 4x4 to 32; rounded up).
+const AFTERSTATES_PER_STATE: f64 = 0.9;
+
+/// Distinct successors an enumerate task emits per state (5.3 on the
+/// largest part of layer 84 of 4x4 to 32; rounded up).
+const SUCCESSORS_PER_STATE: f64 = 6.0;
+
+/// Raw (not yet deduplicated) successors of one afterstate: 2 tiles on each
+/// empty cell, at most 15 on 4x4, fewer after the filter of recent keys.
+const RAW_PER_AFTERSTATE: f64 = 16.0;
+
+/// Bytes an enumerate task of `states` states holds: the states, the
+/// distinct afterstates (twice: as such and as requests), the successors it
+/// has made so far, and one slice's raw moves and raw successors (with the
+/// slack of growing vectors).
+pub fn enumerate_bytes(states: u64) -> u64 {
+    let s = states as f64;
+    let slice = states.min(SLICE as u64) as f64;
+    let after = s * AFTERSTATES_PER_STATE;
+    let held = 8.0 * s + 16.0 * after + 8.0 * SUCCESSORS_PER_STATE * s;
+    let working = 2.0 * 8.0 * 4.0 * slice + 2.0 * 8.0 * RAW_PER_AFTERSTATE * slice.min(after);
+    (held + working) as u64
+}
+
+/// Bytes a merge task holds: its runs, compressed as read (about a byte a
+/// key), and two chunks of output: one being filled, one being written.
+pub fn merge_bytes(run_keys: u64, chunk_size: u64) -> u64 {
+    run_keys + 2 * 8 * chunk_size
+}
+
+/// Bytes a gather task holds: the value table of its group, and the keys of
+/// the requests it answers with their sums.
+pub fn gather_bytes(group_states: u64, request_keys: u64) -> u64 {
+    ValueTable::bytes_for(group_states as usize) + 32 * request_keys
+}
+
+/// Bytes a solve task holds: per state, its key, its four move values, its
+/// sorted (afterstate, move) pairs, its result and encoded outputs; and its
+/// responses, decoded and merged.
+pub fn solve_bytes(states: u64, response_keys: u64) -> u64 {
+    140 * states + 28 * response_keys
+}
+
+/// Bytes `task` holds while it runs.
+pub fn of(task: &Task, job: &JobSpec) -> u64 {
+    match task {
+        Task::Seed { .. } | Task::StartValue { .. } => 1 << 20,
+        Task::Enumerate { chunk, .. } => enumerate_bytes(chunk.count),
+        Task::Merge { runs, .. } => merge_bytes(runs.iter().map(|r| r.count).sum(), job.chunk_size),
+        // One group at a time: the largest one's.
+        Task::Gather { groups, .. } => groups
+            .iter()
+            .map(|g| {
+                gather_bytes(
+                    g.chunks.iter().map(|c| c.chunk.count).sum(),
+                    g.requests.iter().map(|r| r.count).sum(),
+                )
+            })
+            .max()
+            .unwrap_or(0),
+        Task::Solve { chunk, responses } => {
+            solve_bytes(chunk.count, responses.iter().map(|r| r.count).sum())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_default_chunk_fits_a_gib() {
+        let chunk = crate::task::DEFAULT_CHUNK_SIZE;
+        for bytes in [
+            enumerate_bytes(chunk),
+            merge_bytes(6 * chunk, chunk),
+            solve_bytes(chunk, 2 * chunk),
+        ] {
+            assert!(bytes < 1 << 30, "{bytes}");
+        }
+        // Grows with the work, never shrinks.
+        assert!(enumerate_bytes(2 * chunk) > enumerate_bytes(chunk));
+        assert!(enumerate_bytes(10) < enumerate_bytes(10_000));
+    }
+}
