@@ -11,7 +11,7 @@ use crate::cli::{bin, chunk_objects, free_port};
 use crate::reference::solved;
 
 const TOKEN: &str = "test-token-0123456789";
-const GAME: [&str; 4] = ["--board", "3", "--target", "512"];
+const GAME: [&str; 4] = ["--board", "3", "--target", "256"];
 const CHUNKS: [&str; 2] = ["--chunk-size", "20000"];
 /// Short leases, so a killed worker's task is re-leased quickly.
 const LEASES: [&str; 4] = ["--lease-seconds", "2", "--heartbeat-seconds", "0.4"];
@@ -21,7 +21,46 @@ fn with_token(mut c: Command, token: &str) -> Command {
     c
 }
 
-fn coordinator(store: &Path, port: u16, extra: &[&str]) -> Child {
+/// A child process whose stdout and stderr are read as it writes them, so
+/// it never blocks on a full pipe (a coordinator's `--json` summary alone
+/// can exceed a pipe's buffer).
+struct Proc {
+    child: Child,
+    out: std::thread::JoinHandle<String>,
+    err: std::thread::JoinHandle<String>,
+}
+
+impl Proc {
+    fn spawn(mut c: Command) -> Proc {
+        let mut child = c
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let drain = |mut r: Box<dyn Read + Send>| {
+            std::thread::spawn(move || {
+                let mut bytes = Vec::new();
+                let _ = r.read_to_end(&mut bytes);
+                String::from_utf8_lossy(&bytes).into_owned()
+            })
+        };
+        let out = drain(Box::new(child.stdout.take().unwrap()));
+        let err = drain(Box::new(child.stderr.take().unwrap()));
+        Proc { child, out, err }
+    }
+
+    fn id(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// SIGKILL, and reap it.
+    fn kill(&mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+    }
+}
+
+fn coordinator(store: &Path, port: u16, extra: &[&str]) -> Proc {
     let mut c = with_token(bin(), TOKEN);
     c.arg("coordinator")
         .args(GAME)
@@ -31,20 +70,16 @@ fn coordinator(store: &Path, port: u16, extra: &[&str]) -> Child {
         .arg("--store")
         .arg(store)
         .arg("--json")
-        .args(extra)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    c.spawn().unwrap()
+        .args(extra);
+    Proc::spawn(c)
 }
 
-fn worker(port: u16, token: &str) -> Child {
+fn worker(port: u16, token: &str) -> Proc {
     let mut c = with_token(bin(), token);
     c.arg("worker")
         .args(["--coordinator", &format!("http://127.0.0.1:{port}")])
-        .args(["--threads", "1", "--slots", "1", "--give-up-after", "60"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
-    c.spawn().unwrap()
+        .args(["--threads", "1", "--slots", "1", "--give-up-after", "60"]);
+    Proc::spawn(c)
 }
 
 /// `status --coordinator ... --json` against the coordinator on `port`.
@@ -61,23 +96,18 @@ fn live_status(port: u16) -> std::process::Output {
 }
 
 /// Wait for a child with a deadline; returns (success, stdout, stderr).
-fn finish(mut child: Child, limit: Duration) -> (bool, String, String) {
+fn finish(mut p: Proc, limit: Duration) -> (bool, String, String) {
     let t0 = Instant::now();
     loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            let mut out = String::new();
-            let mut err = String::new();
-            if let Some(mut o) = child.stdout.take() {
-                o.read_to_string(&mut out).unwrap();
-            }
-            if let Some(mut e) = child.stderr.take() {
-                e.read_to_string(&mut err).unwrap();
-            }
+        if let Some(status) = p.child.try_wait().unwrap() {
+            let out = p.out.join().unwrap();
+            let err = p.err.join().unwrap();
             return (status.success(), out, err);
         }
         if t0.elapsed() > limit {
-            child.kill().unwrap();
-            panic!("process still running after {limit:?}");
+            p.kill();
+            let err = p.err.join().unwrap();
+            panic!("process still running after {limit:?}; its stderr:\n{err}");
         }
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -142,7 +172,7 @@ fn three_workers_match_the_embedded_solve_and_report_status_and_metrics() {
         port,
         &["--metrics", &format!("127.0.0.1:{metrics_port}")],
     );
-    let workers: Vec<Child> = (0..3).map(|_| worker(port, TOKEN)).collect();
+    let workers: Vec<Proc> = (0..3).map(|_| worker(port, TOKEN)).collect();
     wait_for_commits(&store, 200);
     // Live status, while it runs.
     let out = live_status(port);
@@ -152,7 +182,7 @@ fn three_workers_match_the_embedded_solve_and_report_status_and_metrics() {
         String::from_utf8_lossy(&out.stderr)
     );
     let live: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(live["game"], "3x3-to-512");
+    assert_eq!(live["game"], "3x3-to-256");
     assert_eq!(live["workers"].as_array().unwrap().len(), 3);
     let m = metrics(metrics_port);
     assert!(m.starts_with("HTTP/1.1 200"), "{m}");
@@ -179,7 +209,7 @@ fn three_workers_match_the_embedded_solve_and_report_status_and_metrics() {
     );
     let offline: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(offline["status"]["state"], "done", "{offline}");
-    assert_eq!(offline["status"]["game"], "3x3-to-512");
+    assert_eq!(offline["status"]["game"], "3x3-to-256");
     assert_eq!(offline["status"]["start_value"], cluster["start_value"]);
     assert_eq!(offline["coordinator_alive"], false, "{offline}");
     assert_eq!(
@@ -258,9 +288,8 @@ fn a_worker_killed_mid_task_has_its_task_re_leased() {
         }
         signal("-CONT");
     }
-    victim.kill().unwrap(); // SIGKILL
-    victim.wait().unwrap();
-    let survivors: Vec<Child> = (0..2).map(|_| worker(port, TOKEN)).collect();
+    victim.kill(); // SIGKILL
+    let survivors: Vec<Proc> = (0..2).map(|_| worker(port, TOKEN)).collect();
     let (ok, stdout, stderr) = finish(coord, Duration::from_secs(300));
     assert!(ok, "coordinator failed: {stderr}");
     for w in survivors {
@@ -282,11 +311,10 @@ fn a_coordinator_killed_and_restarted_recomputes_nothing_committed() {
     let store = dir.path().join("cluster");
     let port = free_port();
     let mut coord = coordinator(&store, port, &[]);
-    let workers: Vec<Child> = (0..2).map(|_| worker(port, TOKEN)).collect();
+    let workers: Vec<Proc> = (0..2).map(|_| worker(port, TOKEN)).collect();
     wait_for_commits(&store, 600);
-    coord.kill().unwrap(); // SIGKILL
-    coord.wait().unwrap();
-    // Workers cannot commit without a coordinator: this count is final.
+    coord.kill(); // SIGKILL
+                  // Workers cannot commit without a coordinator: this count is final.
     std::thread::sleep(Duration::from_millis(300));
     let committed = commits(&store) as u64;
     let coord = coordinator(&store, port, &[]);
