@@ -703,7 +703,7 @@ fn describe(task: &Task) -> (Option<PartId>, Option<ChunkId>, u64) {
             (Some(chunk.id.part), Some(chunk.id), chunk.count)
         }
         Task::Merge { part, .. } => (Some(*part), None, 0),
-        Task::Gather { part, groups } => (
+        Task::Gather { part, groups, .. } => (
             Some(*part),
             None,
             groups

@@ -42,10 +42,13 @@ pub fn merge_bytes(run_keys: u64, chunk_size: u64) -> u64 {
     run_keys + 2 * 8 * chunk_size
 }
 
-/// Bytes a gather task holds: the value table of its group, and the keys of
-/// the requests it answers with their sums.
+/// Bytes a gather task holds for one group: the value table of the group;
+/// and per request key, the request's compressed bytes (about 2), the
+/// union of the requests' afterstates with their sums (16 for a distinct
+/// key, counted as if every key were distinct) and the encoded answers (up
+/// to 10). Requests are decoded as streams, one at a time.
 pub fn gather_bytes(group_states: u64, request_keys: u64) -> u64 {
-    ValueTable::bytes_for(group_states as usize) + 32 * request_keys
+    ValueTable::bytes_for(group_states as usize) + 28 * request_keys
 }
 
 /// Bytes a solve task holds: per state, its key, its four move values, its

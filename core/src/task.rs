@@ -308,12 +308,17 @@ pub enum Task {
         responses: Vec<ResponseRef>,
     },
     /// The answers of solved groups of one part to the requests addressed
-    /// to them, one group at a time.
+    /// to them, one group at a time. A group asked more than a task should
+    /// answer is answered in pieces, each task with a share of its requests.
     Gather {
         /// The part.
         part: PartId,
         /// The groups, in order, with their chunks and requests.
         groups: Vec<GatherGroup>,
+        /// Which share of the first group's requests, when it is answered
+        /// in pieces.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        piece: Option<u32>,
     },
     /// Expected value over the random start.
     StartValue {
@@ -344,12 +349,22 @@ impl Task {
                 }
             }
             Task::Solve { chunk, .. } => format!("solve-{}", c(&chunk.id)),
-            Task::Gather { part, groups } => format!(
-                "gather-s{:05}-m{:02}-g{:04}",
-                part.sum,
-                part.max_exp,
-                groups.first().map_or(0, |g| g.group)
-            ),
+            Task::Gather {
+                part,
+                groups,
+                piece,
+            } => {
+                let key = format!(
+                    "gather-s{:05}-m{:02}-g{:04}",
+                    part.sum,
+                    part.max_exp,
+                    groups.first().map_or(0, |g| g.group)
+                );
+                match piece {
+                    Some(p) => format!("{key}-p{p:03}"),
+                    None => key,
+                }
+            }
             Task::StartValue { .. } => "start-value".to_string(),
         }
     }

@@ -89,7 +89,7 @@ impl Driver<'_> {
                 }
                 let read: Vec<String> =
                     asked.values().flatten().map(|r| r.object.clone()).collect();
-                let tasks = self.gather_tasks(asked, by_group);
+                let tasks = gather_tasks(asked, by_group, self.job.chunk_size);
                 for out in self.stage(Phase::Solve, "gather", sum, tasks).await? {
                     match out {
                         TaskOutput::Responses(answered) => {
@@ -127,42 +127,6 @@ impl Driver<'_> {
         }
     }
 
-    /// The gather tasks of one layer: consecutive groups of a part share a
-    /// task while their states add up to at most a chunk, so small groups do
-    /// not each cost a task; a large group has one of its own.
-    fn gather_tasks(
-        &self,
-        asked: BTreeMap<(PartId, u32), Vec<RequestRef>>,
-        mut chunks: BTreeMap<(PartId, u32), Vec<SolvedRef>>,
-    ) -> Vec<Task> {
-        let mut tasks = Vec::new();
-        let mut batch: Option<(PartId, Vec<GatherGroup>, u64)> = None;
-        for ((part, group), requests) in asked {
-            let g = GatherGroup {
-                group,
-                chunks: chunks.remove(&(part, group)).unwrap_or_default(),
-                requests,
-            };
-            let size: u64 = g.chunks.iter().map(|c| c.chunk.count).sum();
-            match &mut batch {
-                Some((p, groups, total)) if *p == part && *total + size <= self.job.chunk_size => {
-                    groups.push(g);
-                    *total += size;
-                }
-                _ => {
-                    if let Some((p, groups, _)) = batch.take() {
-                        tasks.push(Task::Gather { part: p, groups });
-                    }
-                    batch = Some((part, vec![g], size));
-                }
-            }
-        }
-        if let Some((p, groups, _)) = batch {
-            tasks.push(Task::Gather { part: p, groups });
-        }
-        tasks
-    }
-
     /// Record in layer `sum`'s index where its values and policy are.
     async fn index_solved(&self, sum: u32, refs: &[SolvedRef]) -> Result<(), CoordinatorError> {
         let object = layout::layer_index(sum);
@@ -175,5 +139,188 @@ impl Driver<'_> {
                 .collect();
         }
         self.records.put_json(&object, &index).await
+    }
+}
+
+/// Request keys a gather task answers at most, in chunks of the job: a task
+/// holds its group's values and about 26 bytes a request key
+/// ([`solve2048_core::footprint::gather_bytes`]). A group asked more is
+/// answered in pieces, each with a share of its requests and reading the
+/// group's values again: bytes read grow with the pieces, never with the
+/// number of workers.
+const GATHER_KEYS_PER_CHUNK: u64 = 2;
+
+/// The gather tasks of one layer. Consecutive groups of a part share a task
+/// while their states add up to at most a chunk and their request keys to
+/// at most [`GATHER_KEYS_PER_CHUNK`] chunks, so small groups do not each cost
+/// a task; a group asked more than that is answered in pieces. Every input
+/// is in a fixed order (groups in key order, requests in the order their
+/// chunks were enumerated), so a rerun plans the same tasks.
+fn gather_tasks(
+    asked: BTreeMap<(PartId, u32), Vec<RequestRef>>,
+    mut chunks: BTreeMap<(PartId, u32), Vec<SolvedRef>>,
+    chunk_size: u64,
+) -> Vec<Task> {
+    let max_keys = GATHER_KEYS_PER_CHUNK * chunk_size;
+    let mut tasks = Vec::new();
+    // (part, groups, states, request keys) of the task being filled.
+    let mut batch: Option<(PartId, Vec<GatherGroup>, u64, u64)> = None;
+    let flush = |batch: &mut Option<(PartId, Vec<GatherGroup>, u64, u64)>,
+                 tasks: &mut Vec<Task>| {
+        if let Some((part, groups, _, _)) = batch.take() {
+            tasks.push(Task::Gather {
+                part,
+                groups,
+                piece: None,
+            });
+        }
+    };
+    for ((part, group), requests) in asked {
+        let solved = chunks.remove(&(part, group)).unwrap_or_default();
+        let states: u64 = solved.iter().map(|c| c.chunk.count).sum();
+        let keys: u64 = requests.iter().map(|r| r.count).sum();
+        if keys > max_keys {
+            flush(&mut batch, &mut tasks);
+            // Consecutive shares of whole requests, each of at most
+            // `max_keys` keys (or one request, if larger).
+            let mut shares: Vec<Vec<RequestRef>> = vec![Vec::new()];
+            let mut filled = 0;
+            for r in requests {
+                let share = shares.last_mut().expect("never empty");
+                if filled + r.count > max_keys && !share.is_empty() {
+                    shares.push(Vec::new());
+                    filled = 0;
+                }
+                filled += r.count;
+                shares.last_mut().expect("never empty").push(r);
+            }
+            for (i, share) in shares.into_iter().enumerate() {
+                tasks.push(Task::Gather {
+                    part,
+                    groups: vec![GatherGroup {
+                        group,
+                        chunks: solved.clone(),
+                        requests: share,
+                    }],
+                    piece: Some(i as u32),
+                });
+            }
+            continue;
+        }
+        let g = GatherGroup {
+            group,
+            chunks: solved,
+            requests,
+        };
+        match &mut batch {
+            Some((p, groups, total, asked))
+                if *p == part && *total + states <= chunk_size && *asked + keys <= max_keys =>
+            {
+                groups.push(g);
+                *total += states;
+                *asked += keys;
+            }
+            _ => {
+                flush(&mut batch, &mut tasks);
+                batch = Some((part, vec![g], states, keys));
+            }
+        }
+    }
+    flush(&mut batch, &mut tasks);
+    tasks
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn part(sum: u32) -> PartId {
+        PartId { sum, max_exp: 3 }
+    }
+
+    fn request(group: u32, index: u32, count: u64) -> RequestRef {
+        RequestRef {
+            source: ChunkId {
+                part: part(10),
+                group: 0,
+                index,
+            },
+            part: part(12),
+            group,
+            object: format!("requests/{index}"),
+            offset: 0,
+            len: 1,
+            count,
+            checksum: 0,
+        }
+    }
+
+    fn solved(group: u32, count: u64) -> SolvedRef {
+        SolvedRef {
+            chunk: ChunkRef {
+                id: ChunkId {
+                    part: part(12),
+                    group,
+                    index: 0,
+                },
+                count,
+                checksum: 0,
+                attempt: solve2048_core::task::AttemptId(1),
+            },
+            attempt: solve2048_core::task::AttemptId(1),
+            values_checksum: 0,
+            policy_checksum: 0,
+        }
+    }
+
+    /// Small groups share tasks up to a chunk of states and two of request
+    /// keys; a group asked more is answered in pieces of whole requests,
+    /// each with all of the group's chunks; every request is answered once.
+    #[test]
+    fn gathers_are_bounded_by_states_and_request_keys() {
+        let chunk = 100;
+        let mut asked = BTreeMap::new();
+        let mut chunks = BTreeMap::new();
+        // Groups 0 and 1 fit one task; group 2 would pass a chunk of states.
+        for (g, states, keys) in [(0, 40, 50), (1, 50, 50), (2, 30, 20)] {
+            asked.insert((part(12), g), vec![request(g, g, keys)]);
+            chunks.insert((part(12), g), vec![solved(g, states)]);
+        }
+        // Group 3 is asked 5 requests of 70 keys: pieces of at most 200.
+        asked.insert(
+            (part(12), 3),
+            (0..5).map(|i| request(3, 10 + i, 70)).collect(),
+        );
+        chunks.insert((part(12), 3), vec![solved(3, 10)]);
+        let tasks = gather_tasks(asked, chunks, chunk);
+        let shape: Vec<(Vec<u32>, Option<u32>, usize)> = tasks
+            .iter()
+            .map(|t| match t {
+                Task::Gather { groups, piece, .. } => (
+                    groups.iter().map(|g| g.group).collect(),
+                    *piece,
+                    groups.iter().map(|g| g.requests.len()).sum(),
+                ),
+                _ => unreachable!(),
+            })
+            .collect();
+        assert_eq!(
+            shape,
+            vec![
+                (vec![0, 1], None, 2),
+                (vec![2], None, 1),
+                (vec![3], Some(0), 2),
+                (vec![3], Some(1), 2),
+                (vec![3], Some(2), 1),
+            ]
+        );
+        // Keys are distinct for pieces of one group.
+        let keys: std::collections::BTreeSet<String> = tasks.iter().map(Task::key).collect();
+        assert_eq!(keys.len(), tasks.len());
+        for t in &tasks {
+            if let Task::Gather { groups, .. } = t {
+                assert!(groups.iter().all(|g| !g.chunks.is_empty()));
+            }
+        }
     }
 }

@@ -3,8 +3,8 @@
 //! responses) and the start value.
 
 use futures::{StreamExt, TryStreamExt};
-use solve2048_core::chunk::{self, ChunkKind};
-use solve2048_core::kernel::{self, SpawnSums};
+use solve2048_core::chunk::{self, ChunkHeader, ChunkKind, FormatError};
+use solve2048_core::kernel::{self, SolveError, SpawnSums};
 use solve2048_core::layer::part_of;
 use solve2048_core::part::{ChunkId, PartId};
 use solve2048_core::spawn::Starts;
@@ -12,13 +12,71 @@ use solve2048_core::table::{ValueTable, LOAD_IN_FLIGHT};
 use solve2048_core::task::{
     result_digest, ChunkRef, GatherGroup, RequestRef, ResponseRef, SolvedRef, TaskOutput,
 };
-use solve2048_store::layout;
+use solve2048_core::Game;
+use solve2048_store::{layout, StoreError};
 
 use super::{Bundle, Run, WorkerError};
 
 /// Requests or responses a task reads at once: their reads are small, and a
 /// remote store answers each after a round trip.
 const READS_IN_FLIGHT: usize = 16;
+
+/// Why a group could not answer its requests.
+enum Unanswered {
+    /// The request at this index is damaged.
+    Damaged(usize, FormatError),
+    /// A spawn the group must hold is missing from it.
+    Inconsistent(SolveError),
+}
+
+/// Answer requests of one tile from one group's values: each request's
+/// afterstates (verified, compressed, in `loaded`) with the sums of their
+/// spawns' values, encoded as responses. Each distinct afterstate is valued
+/// once, however many requests name it; requests are decoded as streams, and
+/// only one request's answer is held decoded at a time.
+#[allow(clippy::too_many_arguments)]
+fn answer_requests(
+    game: &Game,
+    sum: u32,
+    tile: u8,
+    table: &ValueTable,
+    loaded: &[Vec<u8>],
+    headers: &[ChunkHeader],
+    answer_headers: &[ChunkHeader],
+    level: i32,
+) -> Result<Vec<Vec<u8>>, Unanswered> {
+    let streams = || {
+        loaded
+            .iter()
+            .zip(headers)
+            .enumerate()
+            .map(|(i, (bytes, h))| chunk::stream_keys(bytes, h).map_err(|e| (i, e)))
+            .collect::<Result<Vec<_>, _>>()
+    };
+    let damaged = |(i, e): (usize, FormatError)| Unanswered::Damaged(i, e);
+    let union = kernel::merge(streams().map_err(damaged)?).map_err(damaged)?;
+    let sums = kernel::gather(game, sum, tile, &union, table).map_err(Unanswered::Inconsistent)?;
+    let mut encoded = Vec::with_capacity(loaded.len());
+    for (i, stream) in streams().map_err(damaged)?.into_iter().enumerate() {
+        let count = headers[i].count as usize;
+        let (mut keys, mut answer) = (Vec::with_capacity(count), Vec::with_capacity(count));
+        // A request's keys are sorted and all in the union: a cursor finds them.
+        let mut at = 0;
+        for key in stream {
+            let key = key.map_err(|e| Unanswered::Damaged(i, e))?;
+            at += union[at..].partition_point(|&u| u < key);
+            keys.push(key);
+            answer.push(sums[at]);
+        }
+        encoded.push(chunk::encode_responses(
+            &answer_headers[i],
+            &keys,
+            &answer,
+            level,
+        ));
+    }
+    Ok(encoded)
+}
 
 impl Run<'_> {
     /// The values of `chunks` in one table.
@@ -104,57 +162,62 @@ impl Run<'_> {
                 group,
                 index: 0,
             };
-            // Read the requests concurrently (a Vec of futures: see `merge`).
+            let request_header = |r: &RequestRef| self.header(ChunkKind::Requests, id, r.count);
+            // Read the requests' verified, compressed bytes concurrently (a
+            // Vec of futures: see `merge`). Each is read twice as a stream,
+            // into the union and then to answer it, so the task holds about
+            // two bytes a request key instead of eight.
             let mut reads = Vec::with_capacity(asked.len());
             for r in &asked {
-                let h = self.header(ChunkKind::Requests, id, r.count);
-                reads.push(async move {
-                    self.store
-                        .read_keys_at(&r.object, r.offset, r.len, &h)
-                        .await
-                });
+                reads.push(self.store.read_key_bytes_at(
+                    r.object.clone(),
+                    r.offset,
+                    r.len,
+                    request_header(r),
+                ));
             }
-            let keys: Vec<Vec<u64>> = futures::stream::iter(reads)
+            let loaded: Vec<Vec<u8>> = futures::stream::iter(reads)
                 .buffered(READS_IN_FLIGHT)
                 .try_collect()
                 .await?;
+            let headers: Vec<ChunkHeader> = asked.iter().map(|r| request_header(r)).collect();
+            let answer_headers: Vec<ChunkHeader> = asked
+                .iter()
+                .map(|r| self.header(ChunkKind::Responses, r.source, r.count))
+                .collect();
+            let level = self
+                .job
+                .zstd_level
+                .min(super::forward::TRANSIENT_ZSTD_LEVEL);
             let (game, table) = (self.job.game, table.clone());
-            let (keys, answers) = self
+            let answered = self
                 .blocking(move || {
-                    // Each afterstate once, however many chunks ask for it.
-                    let union = kernel::merge(
-                        keys.iter()
-                            .map(|k| k.iter().copied().map(Ok::<u64, ()>))
-                            .collect(),
+                    answer_requests(
+                        &game,
+                        sum,
+                        tile,
+                        &table,
+                        &loaded,
+                        &headers,
+                        &answer_headers,
+                        level,
                     )
-                    .expect("keys in memory");
-                    let sums = kernel::gather(&game, sum, tile, &union, &table)?;
-                    // Each request's sums, in its order (both are sorted).
-                    let answers: Vec<Vec<f64>> = keys
-                        .iter()
-                        .map(|k| {
-                            let mut at = 0;
-                            k.iter()
-                                .map(|key| {
-                                    at += union[at..].partition_point(|u| u < key);
-                                    sums[at]
-                                })
-                                .collect()
-                        })
-                        .collect();
-                    Ok::<_, kernel::SolveError>((keys, answers))
                 })
-                .await?
-                .map_err(|e| self.inconsistent(e))?;
-            for ((r, k), sums) in asked.iter().zip(keys).zip(answers) {
-                let (offset, len, checksum) = bundle.add(chunk::encode_responses(
-                    &self.header(ChunkKind::Responses, r.source, r.count),
-                    &k,
-                    &sums,
-                    self.job
-                        .zstd_level
-                        .min(super::forward::TRANSIENT_ZSTD_LEVEL),
-                ));
+                .await?;
+            let encoded = match answered {
+                Ok(encoded) => encoded,
+                Err(Unanswered::Damaged(i, source)) => {
+                    let r = asked[i];
+                    return Err(StoreError::Rejected {
+                        object: format!("{} bytes {}..{}", r.object, r.offset, r.offset + r.len),
+                        source,
+                    }
+                    .into());
+                }
+                Err(Unanswered::Inconsistent(e)) => return Err(self.inconsistent(e)),
+            };
+            for (r, blob) in asked.iter().zip(encoded) {
+                let (offset, len, checksum) = bundle.add(blob);
                 out.push(ResponseRef {
                     source: r.source,
                     part,

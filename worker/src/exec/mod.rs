@@ -216,7 +216,7 @@ impl Run<'_> {
                 runs,
                 piece,
             } => self.merge(*part, *group, runs, *piece).await,
-            Task::Gather { part, groups } => self.gather(*part, groups).await,
+            Task::Gather { part, groups, .. } => self.gather(*part, groups).await,
             Task::Solve { chunk, responses } => self.solve(chunk, responses).await,
             Task::StartValue { layers } => self.start_value(layers).await,
         }
