@@ -42,14 +42,29 @@ pub fn merge_bytes(run_keys: u64, chunk_size: u64) -> u64 {
     run_keys + 2 * 8 * chunk_size
 }
 
-/// Bytes a gather task holds for one group: the value table of the group;
-/// and per request key, the request's compressed bytes (about 2), the
-/// union of the requests' afterstates with their sums (16 for a distinct
-/// key, counted as if every key were distinct) and the encoded answers (up
-/// to 10). Requests are decoded as streams, one at a time.
-pub fn gather_bytes(group_states: u64, request_keys: u64) -> u64 {
-    ValueTable::bytes_for(group_states as usize) + 28 * request_keys
+/// Bytes a gather task holds for one group of `states` states, taken in
+/// `slices` slices, answering `keys` request keys: the value table of its
+/// slice (and the slice's keys and values while it is filtered, when
+/// sliced); the requests' compressed bytes (about 2 a key); and for each
+/// key in the slice, its sum and answer (up to 26: counted as if every key
+/// were distinct). A slice is charged [`SLICE_IMBALANCE`] times its share,
+/// since slices are hashed, not cut evenly.
+pub fn gather_bytes(states: u64, slices: u32, keys: u64) -> u64 {
+    let slices = slices.max(1) as f64;
+    let share = |n: u64| {
+        if slices > 1.0 {
+            (n as f64 * SLICE_IMBALANCE / slices).min(n as f64) as u64
+        } else {
+            n
+        }
+    };
+    let slice_states = share(states);
+    let filtering = if slices > 1.0 { 16 * slice_states } else { 0 };
+    ValueTable::bytes_for(slice_states as usize) + filtering + 2 * keys + 26 * share(keys)
 }
+
+/// How much more than its even share one slice of a gather may hold.
+pub const SLICE_IMBALANCE: f64 = 1.5;
 
 /// Bytes a solve task holds: per state, its key, its four move values, its
 /// sorted (afterstate, move) pairs, its result and encoded outputs; and its
@@ -65,11 +80,12 @@ pub fn of(task: &Task, job: &JobSpec) -> u64 {
         Task::Enumerate { chunk, .. } => enumerate_bytes(chunk.count),
         Task::Merge { runs, .. } => merge_bytes(runs.iter().map(|r| r.count).sum(), job.chunk_size),
         // One group at a time: the largest one's.
-        Task::Gather { groups, .. } => groups
+        Task::Gather { groups, piece, .. } => groups
             .iter()
             .map(|g| {
                 gather_bytes(
                     g.chunks.iter().map(|c| c.chunk.count).sum(),
+                    piece.map_or(1, |p| p.slices),
                     g.requests.iter().map(|r| r.count).sum(),
                 )
             })

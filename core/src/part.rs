@@ -82,6 +82,35 @@ fn group_of_tiles(tiles: u64, groups: u32) -> u32 {
     ((mix(tiles) as u128 * groups as u128) >> 64) as u32
 }
 
+/// The board with only its tiles of 8 and more (exponent 3 and up) kept,
+/// in canonical form: where its large tiles lie, up to symmetry.
+///
+/// Spawning a 2 or a 4 keeps it, and so does any symmetry: all spawns of
+/// one tile of an afterstate, canonical or not, share it. So do the states
+/// a gather looks up for that afterstate, which lets a gather of a large
+/// group take one slice of it at a time ([`slice_of`]) and still find every
+/// spawn of the afterstates it answers in that slice.
+#[inline]
+pub fn large_tiles_layout(key: u64, n: usize) -> u64 {
+    const ONES: u64 = 0x1111_1111_1111_1111;
+    let bit = |i: u32| (key >> i) & ONES;
+    // A nybble is 3 or more when bit 2 or bit 3 is set, or bits 0 and 1.
+    let large = bit(2) | bit(3) | (bit(0) & bit(1));
+    crate::canonical::canonical(key & (large * 0xF), n)
+}
+
+/// The slice (of `slices`) of a board or afterstate when a gather takes a
+/// group in slices: a hash of [`large_tiles_layout`]. A board's slice is
+/// that of every afterstate whose spawns it is one of.
+#[inline]
+pub fn slice_of(key: u64, n: usize, slices: u32) -> u32 {
+    if slices <= 1 {
+        return 0;
+    }
+    ((mix(large_tiles_layout(key, n) ^ 0x5EED_51CE_0F1A_7E55) as u128 * slices as u128) >> 64)
+        as u32
+}
+
 /// A hash of a board's tiles as a multiset: the wrapping sum over its cells
 /// of a fixed random word per tile exponent (0 for an empty cell), so any
 /// permutation of the cells gives the same hash. One lookup per byte (two
@@ -175,6 +204,44 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Every spawn of a 2 or a 4, canonical or not, and every symmetric
+    /// image, lies in the slice of its afterstate; and slices split a
+    /// group's boards roughly evenly.
+    #[test]
+    fn spawns_stay_in_their_afterstates_slice() {
+        let tables = crate::tables::Tables::get(4);
+        let mut counts = [0u32; 5];
+        for (i, b) in boards().enumerate().take(5000) {
+            let a = b & !(0xF << (4 * (i % 16)));
+            for slices in [2u32, 5, 13] {
+                let want = slice_of(a, 4, slices);
+                assert!(want < slices);
+                for tile in 1..=2u64 {
+                    for cell in (0..16).filter(|c| (a >> (4 * c)) & 15 == 0) {
+                        let spawned = a | (tile << (4 * cell));
+                        assert_eq!(slice_of(spawned, 4, slices), want);
+                        let canon = crate::canonical::canonical(spawned, 4);
+                        assert_eq!(slice_of(canon, 4, slices), want);
+                    }
+                }
+                crate::spawn::for_each_spawn(a, 4, tables, |two, four| {
+                    assert_eq!(slice_of(two, 4, slices), want);
+                    assert_eq!(slice_of(four, 4, slices), want);
+                });
+            }
+            counts[slice_of(b, 4, 5) as usize] += 1;
+        }
+        for c in counts {
+            assert!((700..1300).contains(&c), "{counts:?}");
+        }
+        // The layout keeps exactly the tiles of 8 and more.
+        assert_eq!(
+            large_tiles_layout(0x0000_0000_0012_3456, 4),
+            crate::canonical::canonical(0x0000_0000_0000_3456, 4)
+        );
+        assert_eq!(slice_of(0x21, 4, 1), 0);
     }
 
     #[test]

@@ -258,6 +258,21 @@ pub struct GatherGroup {
     pub requests: Vec<RequestRef>,
 }
 
+/// One piece of the gather of a large group: one slice of its states and of
+/// the afterstates asked of it ([`crate::part::slice_of`]: the spawns of an
+/// afterstate all lie in its slice), for one share of its requests. A task
+/// then holds a slice's values and a share's requests, however large the
+/// group.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GatherPiece {
+    /// The slice it answers.
+    pub slice: u32,
+    /// The slices the group is cut into.
+    pub slices: u32,
+    /// Its position among the group's pieces.
+    pub index: u32,
+}
+
 /// Chunk numbers each piece of a group has room for ([`MergePiece`]).
 pub const PIECE_CHUNKS: u32 = 1 << 16;
 
@@ -315,10 +330,9 @@ pub enum Task {
         part: PartId,
         /// The groups, in order, with their chunks and requests.
         groups: Vec<GatherGroup>,
-        /// Which share of the first group's requests, when it is answered
-        /// in pieces.
+        /// The piece of its one group, when the group is answered in pieces.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        piece: Option<u32>,
+        piece: Option<GatherPiece>,
     },
     /// Expected value over the random start.
     StartValue {
@@ -361,7 +375,7 @@ impl Task {
                     groups.first().map_or(0, |g| g.group)
                 );
                 match piece {
-                    Some(p) => format!("{key}-p{p:03}"),
+                    Some(p) => format!("{key}-p{:03}", p.index),
                     None => key,
                 }
             }

@@ -6,7 +6,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use solve2048_core::part::{ChunkId, PartId};
 use solve2048_core::task::{
-    ChunkRef, GatherGroup, LayerIndex, Phase, RequestRef, ResponseRef, SolvedRef, Task, TaskOutput,
+    ChunkRef, GatherGroup, GatherPiece, LayerIndex, Phase, RequestRef, ResponseRef, SolvedRef,
+    Task, TaskOutput,
 };
 use solve2048_store::layout;
 
@@ -142,26 +143,41 @@ impl Driver<'_> {
     }
 }
 
-/// Request keys a gather task answers at most, in chunks of the job: a task
-/// holds its group's values and about 26 bytes a request key
-/// ([`solve2048_core::footprint::gather_bytes`]). A group asked more is
-/// answered in pieces, each with a share of its requests and reading the
-/// group's values again: bytes read grow with the pieces, never with the
-/// number of workers.
-const GATHER_KEYS_PER_CHUNK: u64 = 2;
+/// Request keys a gather task reads at most, in chunks of the job: it
+/// holds them compressed (about 2 bytes a key) while it answers them.
+const SHARE_KEYS_PER_CHUNK: u64 = 16;
 
-/// The gather tasks of one layer. Consecutive groups of a part share a task
-/// while their states add up to at most a chunk and their request keys to
-/// at most [`GATHER_KEYS_PER_CHUNK`] chunks, so small groups do not each cost
-/// a task; a group asked more than that is answered in pieces. Every input
-/// is in a fixed order (groups in key order, requests in the order their
-/// chunks were enumerated), so a rerun plans the same tasks.
+/// Distinct request keys a gather task answers at most, in chunks: it holds
+/// each with its sum (16 bytes) and its answer.
+const ANSWER_KEYS_PER_CHUNK: u64 = 2;
+
+/// How a group of `states` states asked `keys` request keys is gathered:
+/// in `slices` slices of about a chunk of states each, and its requests in
+/// `shares` shares, so that a task holds about a chunk of values and a
+/// bounded number of requests whatever the group's size. Bytes read grow
+/// with the pieces (each reads the group's values and its share's
+/// requests), never with the number of workers.
+fn cuts(states: u64, keys: u64, chunk_size: u64) -> (u32, u32) {
+    let slices = states.div_ceil(chunk_size).max(1);
+    let per_share = (ANSWER_KEYS_PER_CHUNK * chunk_size * slices)
+        .min(SHARE_KEYS_PER_CHUNK * chunk_size)
+        .max(1);
+    (slices as u32, keys.div_ceil(per_share).max(1) as u32)
+}
+
+/// The gather tasks of one layer. Consecutive small groups of a part share
+/// a task while their states add up to at most a chunk and their request
+/// keys to at most [`ANSWER_KEYS_PER_CHUNK`] chunks; a larger group is
+/// gathered in pieces ([`cuts`]): each slice for each share of its requests,
+/// a task each. Every input is in a fixed order (groups in key order,
+/// requests in the order their chunks were enumerated), so a rerun plans the
+/// same tasks.
 fn gather_tasks(
     asked: BTreeMap<(PartId, u32), Vec<RequestRef>>,
     mut chunks: BTreeMap<(PartId, u32), Vec<SolvedRef>>,
     chunk_size: u64,
 ) -> Vec<Task> {
-    let max_keys = GATHER_KEYS_PER_CHUNK * chunk_size;
+    let max_keys = ANSWER_KEYS_PER_CHUNK * chunk_size;
     let mut tasks = Vec::new();
     // (part, groups, states, request keys) of the task being filled.
     let mut batch: Option<(PartId, Vec<GatherGroup>, u64, u64)> = None;
@@ -179,31 +195,27 @@ fn gather_tasks(
         let solved = chunks.remove(&(part, group)).unwrap_or_default();
         let states: u64 = solved.iter().map(|c| c.chunk.count).sum();
         let keys: u64 = requests.iter().map(|r| r.count).sum();
-        if keys > max_keys {
+        let (slices, shares) = cuts(states, keys, chunk_size);
+        if (slices, shares) != (1, 1) || keys > max_keys {
             flush(&mut batch, &mut tasks);
-            // Consecutive shares of whole requests, each of at most
-            // `max_keys` keys (or one request, if larger).
-            let mut shares: Vec<Vec<RequestRef>> = vec![Vec::new()];
-            let mut filled = 0;
-            for r in requests {
-                let share = shares.last_mut().expect("never empty");
-                if filled + r.count > max_keys && !share.is_empty() {
-                    shares.push(Vec::new());
-                    filled = 0;
+            let mut index = 0;
+            for share in split_requests(requests, shares) {
+                for slice in 0..slices {
+                    tasks.push(Task::Gather {
+                        part,
+                        groups: vec![GatherGroup {
+                            group,
+                            chunks: solved.clone(),
+                            requests: share.clone(),
+                        }],
+                        piece: Some(GatherPiece {
+                            slice,
+                            slices,
+                            index,
+                        }),
+                    });
+                    index += 1;
                 }
-                filled += r.count;
-                shares.last_mut().expect("never empty").push(r);
-            }
-            for (i, share) in shares.into_iter().enumerate() {
-                tasks.push(Task::Gather {
-                    part,
-                    groups: vec![GatherGroup {
-                        group,
-                        chunks: solved.clone(),
-                        requests: share,
-                    }],
-                    piece: Some(i as u32),
-                });
             }
             continue;
         }
@@ -228,6 +240,24 @@ fn gather_tasks(
     }
     flush(&mut batch, &mut tasks);
     tasks
+}
+
+/// `requests` in `shares` consecutive shares of whole requests, of about
+/// equal keys (none empty).
+fn split_requests(requests: Vec<RequestRef>, shares: u32) -> Vec<Vec<RequestRef>> {
+    let total: u64 = requests.iter().map(|r| r.count).sum();
+    let per_share = total.div_ceil(shares.max(1) as u64).max(1);
+    let mut out: Vec<Vec<RequestRef>> = vec![Vec::new()];
+    let mut filled = 0;
+    for r in requests {
+        if filled >= per_share {
+            out.push(Vec::new());
+            filled = 0;
+        }
+        filled += r.count;
+        out.last_mut().expect("never empty").push(r);
+    }
+    out
 }
 
 #[cfg(test)]
@@ -273,54 +303,81 @@ mod tests {
         }
     }
 
-    /// Small groups share tasks up to a chunk of states and two of request
-    /// keys; a group asked more is answered in pieces of whole requests,
-    /// each with all of the group's chunks; every request is answered once.
-    #[test]
-    fn gathers_are_bounded_by_states_and_request_keys() {
-        let chunk = 100;
-        let mut asked = BTreeMap::new();
-        let mut chunks = BTreeMap::new();
-        // Groups 0 and 1 fit one task; group 2 would pass a chunk of states.
-        for (g, states, keys) in [(0, 40, 50), (1, 50, 50), (2, 30, 20)] {
-            asked.insert((part(12), g), vec![request(g, g, keys)]);
-            chunks.insert((part(12), g), vec![solved(g, states)]);
-        }
-        // Group 3 is asked 5 requests of 70 keys: pieces of at most 200.
-        asked.insert(
-            (part(12), 3),
-            (0..5).map(|i| request(3, 10 + i, 70)).collect(),
-        );
-        chunks.insert((part(12), 3), vec![solved(3, 10)]);
-        let tasks = gather_tasks(asked, chunks, chunk);
-        let shape: Vec<(Vec<u32>, Option<u32>, usize)> = tasks
+    fn shape(tasks: &[Task]) -> Vec<(Vec<u32>, Option<(u32, u32, u32)>, usize)> {
+        tasks
             .iter()
             .map(|t| match t {
                 Task::Gather { groups, piece, .. } => (
                     groups.iter().map(|g| g.group).collect(),
-                    *piece,
+                    piece.map(|p| (p.slice, p.slices, p.index)),
                     groups.iter().map(|g| g.requests.len()).sum(),
                 ),
                 _ => unreachable!(),
             })
-            .collect();
-        assert_eq!(
-            shape,
-            vec![
-                (vec![0, 1], None, 2),
-                (vec![2], None, 1),
-                (vec![3], Some(0), 2),
-                (vec![3], Some(1), 2),
-                (vec![3], Some(2), 1),
-            ]
+            .collect()
+    }
+
+    /// Small groups share tasks up to a chunk of states and two of request
+    /// keys; a group of more than a chunk of states is gathered in slices,
+    /// and one asked many keys in shares of whole requests, every slice of
+    /// every share a task with all of the group's chunks.
+    #[test]
+    fn gathers_are_cut_by_states_and_request_keys() {
+        let chunk = 100;
+        let mut asked = BTreeMap::new();
+        let mut chunks = BTreeMap::new();
+        // Groups 0 and 1 fit one task; group 2 would pass a chunk of states;
+        // group 3 two chunks of request keys.
+        for (g, states, keys) in [(0, 40, 50), (1, 50, 50), (2, 30, 20), (3, 10, 150)] {
+            asked.insert((part(12), g), vec![request(g, g, keys)]);
+            chunks.insert((part(12), g), vec![solved(g, states)]);
+        }
+        asked
+            .get_mut(&(part(12), 3))
+            .unwrap()
+            .push(request(3, 9, 60));
+        // Group 4: 250 states (3 slices) asked 40 requests of 70 keys
+        // (2800 keys: shares of at most 600, so 5 shares).
+        asked.insert(
+            (part(12), 4),
+            (0..40).map(|i| request(4, 10 + i, 70)).collect(),
         );
-        // Keys are distinct for pieces of one group.
+        chunks.insert((part(12), 4), vec![solved(4, 200), solved(4, 50)]);
+        let tasks = gather_tasks(asked, chunks, chunk);
+        let got = shape(&tasks);
+        assert_eq!(got[0], (vec![0, 1], None, 2));
+        assert_eq!(got[1], (vec![2], None, 1));
+        // Group 3: one slice, its 210 keys in 2 shares.
+        assert_eq!(got[2], (vec![3], Some((0, 1, 0)), 1));
+        assert_eq!(got[3], (vec![3], Some((0, 1, 1)), 1));
+        let four: Vec<_> = got[4..].to_vec();
+        assert_eq!(four.len(), 15, "{four:?}");
+        for (i, (groups, piece, _)) in four.iter().enumerate() {
+            assert_eq!(groups, &vec![4]);
+            assert_eq!(*piece, Some(((i % 3) as u32, 3, i as u32)));
+        }
+        // Each share's requests are asked of all 3 slices; every request is
+        // in exactly one share.
+        let requests: usize = four.iter().map(|r| r.2).sum();
+        assert_eq!(requests, 3 * 40);
+        // Keys are distinct, and every piece reads all of its group's chunks.
         let keys: std::collections::BTreeSet<String> = tasks.iter().map(Task::key).collect();
         assert_eq!(keys.len(), tasks.len());
-        for t in &tasks {
+        for t in &tasks[4..] {
             if let Task::Gather { groups, .. } = t {
-                assert!(groups.iter().all(|g| !g.chunks.is_empty()));
+                assert_eq!(groups[0].chunks.len(), 2);
             }
         }
+    }
+
+    #[test]
+    fn cuts_bound_a_task_by_chunks() {
+        assert_eq!(cuts(0, 0, 100), (1, 1));
+        assert_eq!(cuts(100, 200, 100), (1, 1));
+        assert_eq!(cuts(101, 200, 100), (2, 1));
+        // Up to 2 chunks of distinct keys a slice, 16 chunks read a task.
+        assert_eq!(cuts(100, 201, 100), (1, 2));
+        assert_eq!(cuts(1000, 2000, 100), (10, 2));
+        assert_eq!(cuts(1000, 1600, 100), (10, 1));
     }
 }

@@ -6,11 +6,12 @@ use futures::{StreamExt, TryStreamExt};
 use solve2048_core::chunk::{self, ChunkHeader, ChunkKind, FormatError};
 use solve2048_core::kernel::{self, SolveError, SpawnSums};
 use solve2048_core::layer::part_of;
-use solve2048_core::part::{ChunkId, PartId};
+use solve2048_core::part::{slice_of, ChunkId, PartId};
 use solve2048_core::spawn::Starts;
 use solve2048_core::table::{ValueTable, LOAD_IN_FLIGHT};
 use solve2048_core::task::{
-    result_digest, ChunkRef, GatherGroup, RequestRef, ResponseRef, SolvedRef, TaskOutput,
+    result_digest, ChunkRef, GatherGroup, GatherPiece, RequestRef, ResponseRef, SolvedRef,
+    TaskOutput,
 };
 use solve2048_core::Game;
 use solve2048_store::{layout, StoreError};
@@ -39,18 +40,27 @@ fn answer_requests(
     game: &Game,
     sum: u32,
     tile: u8,
+    slice: Slice,
     table: &ValueTable,
     loaded: &[Vec<u8>],
     headers: &[ChunkHeader],
     answer_headers: &[ChunkHeader],
     level: i32,
-) -> Result<Vec<Vec<u8>>, Unanswered> {
+) -> Result<Vec<Option<(u64, Vec<u8>)>>, Unanswered> {
+    let n = game.size();
+    // Each request's afterstates in this slice.
     let streams = || {
         loaded
             .iter()
             .zip(headers)
             .enumerate()
-            .map(|(i, (bytes, h))| chunk::stream_keys(bytes, h).map_err(|e| (i, e)))
+            .map(|(i, (bytes, h))| {
+                chunk::stream_keys(bytes, h)
+                    .map(|keys| {
+                        keys.filter(move |k| k.as_ref().map_or(true, |&k| slice.holds(k, n)))
+                    })
+                    .map_err(|e| (i, e))
+            })
             .collect::<Result<Vec<_>, _>>()
     };
     let damaged = |(i, e): (usize, FormatError)| Unanswered::Damaged(i, e);
@@ -58,8 +68,7 @@ fn answer_requests(
     let sums = kernel::gather(game, sum, tile, &union, table).map_err(Unanswered::Inconsistent)?;
     let mut encoded = Vec::with_capacity(loaded.len());
     for (i, stream) in streams().map_err(damaged)?.into_iter().enumerate() {
-        let count = headers[i].count as usize;
-        let (mut keys, mut answer) = (Vec::with_capacity(count), Vec::with_capacity(count));
+        let (mut keys, mut answer) = (Vec::new(), Vec::new());
         // A request's keys are sorted and all in the union: a cursor finds them.
         let mut at = 0;
         for key in stream {
@@ -68,19 +77,50 @@ fn answer_requests(
             keys.push(key);
             answer.push(sums[at]);
         }
-        encoded.push(chunk::encode_responses(
-            &answer_headers[i],
-            &keys,
-            &answer,
-            level,
-        ));
+        // A request with no afterstate in this slice gets no response.
+        encoded.push((!keys.is_empty()).then(|| {
+            let h = ChunkHeader {
+                count: keys.len() as u64,
+                ..answer_headers[i]
+            };
+            (
+                keys.len() as u64,
+                chunk::encode_responses(&h, &keys, &answer, level),
+            )
+        }));
     }
     Ok(encoded)
 }
 
+/// The slice of a group a gather task takes ([`solve2048_core::part::slice_of`]):
+/// its states and the afterstates it answers.
+#[derive(Clone, Copy, Debug)]
+struct Slice {
+    index: u32,
+    of: u32,
+}
+
+impl Slice {
+    /// The whole group.
+    const WHOLE: Slice = Slice { index: 0, of: 1 };
+
+    /// Whether `key` (a state or an afterstate of an `n` x `n` game) is in it.
+    #[inline]
+    fn holds(self, key: u64, n: usize) -> bool {
+        self.of <= 1 || slice_of(key, n, self.of) == self.index
+    }
+}
+
 impl Run<'_> {
-    /// The values of `chunks` in one table.
-    async fn table_of(&self, chunks: &[SolvedRef]) -> Result<ValueTable, WorkerError> {
+    /// The values of the states of `chunks` in `slice`, in one table.
+    async fn table_of(
+        &self,
+        chunks: &[SolvedRef],
+        slice: Slice,
+    ) -> Result<ValueTable, WorkerError> {
+        if slice.of > 1 {
+            return self.slice_table(chunks, slice).await;
+        }
         let total: u64 = chunks.iter().map(|c| c.chunk.count).sum();
         let table = std::sync::Arc::new(ValueTable::with_capacity(total as usize));
         // A Vec of futures, not a lazy map (see `merge`).
@@ -99,6 +139,40 @@ impl Run<'_> {
         Ok(std::sync::Arc::try_unwrap(table).unwrap_or_else(|_| unreachable!("no other owner")))
     }
 
+    /// [`Self::table_of`] for one slice of several: each chunk is read and
+    /// filtered as it arrives, then the table is sized to what was kept.
+    async fn slice_table(
+        &self,
+        chunks: &[SolvedRef],
+        slice: Slice,
+    ) -> Result<ValueTable, WorkerError> {
+        let n = self.job.game.size();
+        let mut reads = Vec::with_capacity(chunks.len());
+        for c in chunks {
+            reads.push(self.read_solved(*c));
+        }
+        let mut pieces = futures::stream::iter(reads).buffered(LOAD_IN_FLIGHT);
+        let (mut states, mut values) = (Vec::new(), Vec::new());
+        while let Some((s, v)) = pieces.try_next().await? {
+            let kept = self
+                .blocking(move || {
+                    s.into_iter()
+                        .zip(v)
+                        .filter(|&(k, _)| slice.holds(k, n))
+                        .unzip::<u64, f64, Vec<u64>, Vec<f64>>()
+                })
+                .await?;
+            states.extend(kept.0);
+            values.extend(kept.1);
+        }
+        self.blocking(move || {
+            let table = ValueTable::with_capacity(states.len());
+            table.insert_many(&states, &values);
+            table
+        })
+        .await
+    }
+
     async fn read_solved(&self, c: SolvedRef) -> Result<(Vec<u64>, Vec<f64>), WorkerError> {
         let states = self.read_states(&c.chunk).await?;
         let h = self.header(ChunkKind::Values, c.chunk.id, c.chunk.count);
@@ -112,13 +186,30 @@ impl Run<'_> {
         &self,
         part: PartId,
         groups: &[GatherGroup],
+        piece: Option<GatherPiece>,
     ) -> Result<TaskOutput, WorkerError> {
+        let slice = match piece {
+            Some(p) if groups.len() != 1 || p.slice >= p.slices => {
+                return Err(self.invalid(format!(
+                    "piece {} of {} slices over {} groups",
+                    p.slice,
+                    p.slices,
+                    groups.len()
+                )))
+            }
+            Some(p) => Slice {
+                index: p.slice,
+                of: p.slices,
+            },
+            None => Slice::WHOLE,
+        };
         let first = groups.first().map_or(0, |g| g.group);
         let object = layout::responses(&part, first, self.attempt);
         let mut bundle = Bundle::default();
         let mut out = Vec::new();
         for g in groups {
-            self.answer(part, g, &object, &mut bundle, &mut out).await?;
+            self.answer(part, g, slice, &object, &mut bundle, &mut out)
+                .await?;
         }
         self.put_bundle(&object, bundle).await?;
         Ok(TaskOutput::Responses(out))
@@ -130,6 +221,7 @@ impl Run<'_> {
         &self,
         part: PartId,
         g: &GatherGroup,
+        slice: Slice,
         object: &str,
         bundle: &mut Bundle,
         out: &mut Vec<ResponseRef>,
@@ -144,7 +236,7 @@ impl Run<'_> {
                 c.chunk.id
             )));
         }
-        let table = std::sync::Arc::new(self.table_of(chunks).await?);
+        let table = std::sync::Arc::new(self.table_of(chunks, slice).await?);
         for tile in 1..=2u8 {
             let asked: Vec<&RequestRef> = requests.iter().filter(|r| r.tile() == tile).collect();
             if asked.is_empty() {
@@ -196,6 +288,7 @@ impl Run<'_> {
                         &game,
                         sum,
                         tile,
+                        slice,
                         &table,
                         &loaded,
                         &headers,
@@ -216,7 +309,10 @@ impl Run<'_> {
                 }
                 Err(Unanswered::Inconsistent(e)) => return Err(self.inconsistent(e)),
             };
-            for (r, blob) in asked.iter().zip(encoded) {
+            for (r, answer) in asked.iter().zip(encoded) {
+                let Some((count, blob)) = answer else {
+                    continue;
+                };
                 let (offset, len, checksum) = bundle.add(blob);
                 out.push(ResponseRef {
                     source: r.source,
@@ -225,7 +321,7 @@ impl Run<'_> {
                     object: object.to_string(),
                     offset,
                     len,
-                    count: r.count,
+                    count,
                     checksum,
                 });
             }
@@ -342,7 +438,7 @@ impl Run<'_> {
             })
             .copied()
             .collect();
-        let table = self.table_of(&wanted).await?;
+        let table = self.table_of(&wanted, Slice::WHOLE).await?;
         let mut missing = None;
         let v = starts.expect(|s| {
             table.get(s).unwrap_or_else(|| {

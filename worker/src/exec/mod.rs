@@ -216,7 +216,11 @@ impl Run<'_> {
                 runs,
                 piece,
             } => self.merge(*part, *group, runs, *piece).await,
-            Task::Gather { part, groups, .. } => self.gather(*part, groups).await,
+            Task::Gather {
+                part,
+                groups,
+                piece,
+            } => self.gather(*part, groups, *piece).await,
             Task::Solve { chunk, responses } => self.solve(chunk, responses).await,
             Task::StartValue { layers } => self.start_value(layers).await,
         }
