@@ -1,11 +1,12 @@
 //! Criterion benchmarks of the core kernels on seeded, realistic inputs:
-//! moves, canonicalisation, successor generation and value lookup.
+//! moves, canonicalisation, successor generation, the gather of spawn sums
+//! and the solve.
 
 use std::collections::BTreeMap;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use solve2048_core::canonical::canonical;
-use solve2048_core::kernel::{enumerate, solve};
+use solve2048_core::kernel::{afterstates, enumerate, gather, solve, SpawnSums};
 use solve2048_core::moves::Mover;
 use solve2048_core::part::PartId;
 use solve2048_core::table::ValueTable;
@@ -102,38 +103,42 @@ fn kernels(c: &mut Criterion) {
     g.bench_function("enumerate_4x4_successors", |b| {
         b.iter(|| enumerate(&game, part, &states, |_| Some(1)))
     });
-    // Value lookup: solve the states against tables holding every successor.
+    // Values: gather the spawn sums of the states' distinct afterstates from
+    // tables holding every successor, then solve the states from them.
     let succ: BTreeMap<_, Vec<u64>> = enumerate(&game, part, &states, |_| Some(1))
         .unwrap()
+        .successors
         .into_iter()
         .map(|(p, g)| (p, g.concat()))
         .collect();
-    let plus2 = ValueTable::with_capacity(
-        succ.iter()
-            .filter(|(p, _)| p.sum == part.sum + 2)
-            .map(|(_, v)| v.len())
-            .sum(),
-    );
-    let plus4 = ValueTable::with_capacity(
-        succ.iter()
-            .filter(|(p, _)| p.sum == part.sum + 4)
-            .map(|(_, v)| v.len())
-            .sum(),
-    );
-    for (p, keys) in &succ {
-        let t = if p.sum == part.sum + 2 {
-            &plus2
-        } else {
-            &plus4
-        };
+    let table = |sum: u32| {
+        let keys: Vec<u64> = succ
+            .iter()
+            .filter(|(p, _)| p.sum == sum)
+            .flat_map(|(_, v)| v.iter().copied())
+            .collect();
+        let t = ValueTable::with_capacity(keys.len());
         for (i, &k) in keys.iter().enumerate() {
             t.insert(k, (i % 97) as f64 / 97.0);
         }
-    }
-    g.bench_function("solve_4x4_lookup", |b| {
+        t
+    };
+    let (plus2, plus4) = (table(part.sum + 2), table(part.sum + 4));
+    let after = afterstates(&game, &Mover::new(4), &states);
+    g.throughput(Throughput::Elements(after.len() as u64));
+    g.bench_function("gather_4x4_afterstates", |b| {
+        b.iter(|| gather(&game, part.sum, 1, &after, &plus2).unwrap())
+    });
+    let sums = SpawnSums {
+        twos: gather(&game, part.sum, 1, &after, &plus2).unwrap(),
+        fours: gather(&game, part.sum, 2, &after, &plus4).unwrap(),
+        afterstates: after,
+    };
+    g.throughput(Throughput::Elements(states.len() as u64));
+    g.bench_function("solve_4x4_states", |b| {
         b.iter_batched(
             || (),
-            |_| solve(&game, part.sum, &states, &plus2, &plus4).unwrap(),
+            |_| solve(&game, &states, &sums).unwrap(),
             BatchSize::SmallInput,
         )
     });

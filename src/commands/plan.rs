@@ -123,36 +123,31 @@ fn render_plan(p: &solve2048_coordinator::capacity::Plan) -> String {
         );
     }
     let m = &p.memory;
-    let _ = writeln!(o, "\nworker memory:");
+    let _ = writeln!(o, "\nworker memory (no task holds a layer):");
+    for t in &m.tasks {
+        let _ = writeln!(o, "  largest {:<9} task {}", t.kind, human::bytes(t.bytes));
+    }
     let _ = writeln!(
         o,
-        "  solve peak {} (starting layer {}: loading layer {} while {} is cached; steady tables {})",
-        human::bytes(m.solve_peak_bytes),
-        m.solve_peak_sum,
-        m.solve_peak_sum + 2,
-        m.solve_peak_sum + 4,
-        human::bytes(m.solve_tables_bytes)
+        "  least that works: {} (the process and its largest task, one at a time)",
+        human::bytes(m.minimum_bytes)
     );
     let _ = writeln!(
         o,
-        "  enumerate/merge peak {}",
-        human::bytes(m.enumerate_peak_bytes)
-    );
-    let _ = writeln!(
-        o,
-        "  needs {} ({} plus {:.0}% headroom) of {:.0} GiB: {}",
+        "  {} slots need {} of {:.0} GiB: {}",
+        c.slots,
         human::bytes(m.needed_bytes),
-        human::bytes(m.peak_bytes),
-        (solve2048_coordinator::capacity::MEMORY_HEADROOM - 1.0) * 100.0,
         c.worker_memory_bytes as f64 / GIB,
         if p.fits { "fits" } else { "DOES NOT FIT" }
     );
     if !p.fits {
         let _ = writeln!(
             o,
-            "warning: a {:.0} GiB worker is too small for this job; every worker loads whole layers, so more workers do not help: use workers of at least {}",
+            "warning: a {:.0} GiB worker is too small for {} slots of the largest task; give it at least {} or fewer slots (at least {} for one)",
             c.worker_memory_bytes as f64 / GIB,
-            human::bytes(m.needed_bytes)
+            c.slots,
+            human::bytes(m.needed_bytes),
+            human::bytes(m.minimum_bytes)
         );
     }
     let s = &p.store;
@@ -167,11 +162,11 @@ fn render_plan(p: &solve2048_coordinator::capacity::Plan) -> String {
     let d = &p.duration;
     let _ = writeln!(
         o,
-        "duration: enumerate {}, solve {} (of which table loads {}), total {}",
+        "duration: enumerate {}, solve {}, total {} (of which layers too small for the cluster {})",
         human::duration(d.enumerate_seconds),
         human::duration(d.solve_seconds),
-        human::duration(d.table_load_seconds),
-        human::duration(d.total_seconds)
+        human::duration(d.total_seconds),
+        human::duration(d.small_layer_seconds)
     );
     let _ = writeln!(
         o,
@@ -195,10 +190,29 @@ fn render_plan(p: &solve2048_coordinator::capacity::Plan) -> String {
             }
         );
     }
-    let _ = writeln!(
-        o,
-        "(recommended: the fewest workers that finish within a day; memory: the smallest common size that holds the peak with headroom)\n"
-    );
+    match &p.infeasible {
+        Some(why) => {
+            let _ = writeln!(
+                o,
+                "\nNOT FEASIBLE: no cluster is recommended for {}: {why}.\n",
+                p.game
+            );
+        }
+        None => {
+            let _ = writeln!(
+                o,
+                "(recommended: the fewest workers that finish within a day; memory: the smallest common size that holds {} slots)\n",
+                c.slots
+            );
+        }
+    }
+    if p.extrapolated {
+        let _ = writeln!(
+            o,
+            "warning: the state counts of {} are extrapolated beyond every published figure (see the notes); every figure above is uncertain by the factor they give\n",
+            p.game
+        );
+    }
     for n in &p.notes {
         let _ = writeln!(o, "note: {n}");
     }

@@ -6,8 +6,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use solve2048_core::part::{ChunkId, PartId};
 use solve2048_core::task::{
-    ChunkRef, GatherGroup, GatherPiece, LayerIndex, Phase, RequestRef, ResponseRef, SolvedRef,
-    Task, TaskOutput,
+    gather_cuts, ChunkRef, GatherGroup, GatherPiece, LayerIndex, Phase, RequestRef, ResponseRef,
+    SolvedRef, Task, TaskOutput, GATHER_ANSWER_CHUNKS,
 };
 use solve2048_store::layout;
 
@@ -143,32 +143,10 @@ impl Driver<'_> {
     }
 }
 
-/// Request keys a gather task reads at most, in chunks of the job: it
-/// holds them compressed (about 2 bytes a key) while it answers them.
-const SHARE_KEYS_PER_CHUNK: u64 = 16;
-
-/// Distinct request keys a gather task answers at most, in chunks: it holds
-/// each with its sum (16 bytes) and its answer.
-const ANSWER_KEYS_PER_CHUNK: u64 = 2;
-
-/// How a group of `states` states asked `keys` request keys is gathered:
-/// in `slices` slices of about a chunk of states each, and its requests in
-/// `shares` shares, so that a task holds about a chunk of values and a
-/// bounded number of requests whatever the group's size. Bytes read grow
-/// with the pieces (each reads the group's values and its share's
-/// requests), never with the number of workers.
-fn cuts(states: u64, keys: u64, chunk_size: u64) -> (u32, u32) {
-    let slices = states.div_ceil(chunk_size).max(1);
-    let per_share = (ANSWER_KEYS_PER_CHUNK * chunk_size * slices)
-        .min(SHARE_KEYS_PER_CHUNK * chunk_size)
-        .max(1);
-    (slices as u32, keys.div_ceil(per_share).max(1) as u32)
-}
-
 /// The gather tasks of one layer. Consecutive small groups of a part share
 /// a task while their states add up to at most a chunk and their request
-/// keys to at most [`ANSWER_KEYS_PER_CHUNK`] chunks; a larger group is
-/// gathered in pieces ([`cuts`]): each slice for each share of its requests,
+/// keys to at most [`GATHER_ANSWER_CHUNKS`] chunks; a larger group is
+/// gathered in pieces ([`gather_cuts`]): each slice for each share of its requests,
 /// a task each. Every input is in a fixed order (groups in key order,
 /// requests in the order their chunks were enumerated), so a rerun plans the
 /// same tasks.
@@ -177,7 +155,7 @@ fn gather_tasks(
     mut chunks: BTreeMap<(PartId, u32), Vec<SolvedRef>>,
     chunk_size: u64,
 ) -> Vec<Task> {
-    let max_keys = ANSWER_KEYS_PER_CHUNK * chunk_size;
+    let max_keys = GATHER_ANSWER_CHUNKS * chunk_size;
     let mut tasks = Vec::new();
     // (part, groups, states, request keys) of the task being filled.
     let mut batch: Option<(PartId, Vec<GatherGroup>, u64, u64)> = None;
@@ -195,7 +173,7 @@ fn gather_tasks(
         let solved = chunks.remove(&(part, group)).unwrap_or_default();
         let states: u64 = solved.iter().map(|c| c.chunk.count).sum();
         let keys: u64 = requests.iter().map(|r| r.count).sum();
-        let (slices, shares) = cuts(states, keys, chunk_size);
+        let (slices, shares) = gather_cuts(states, keys, chunk_size);
         if (slices, shares) != (1, 1) || keys > max_keys {
             flush(&mut batch, &mut tasks);
             let mut index = 0;
@@ -303,7 +281,11 @@ mod tests {
         }
     }
 
-    fn shape(tasks: &[Task]) -> Vec<(Vec<u32>, Option<(u32, u32, u32)>, usize)> {
+    /// A gather task's groups, its piece (slice, slices, index) and its
+    /// number of requests.
+    type Shape = (Vec<u32>, Option<(u32, u32, u32)>, usize);
+
+    fn shape(tasks: &[Task]) -> Vec<Shape> {
         tasks
             .iter()
             .map(|t| match t {
@@ -368,16 +350,5 @@ mod tests {
                 assert_eq!(groups[0].chunks.len(), 2);
             }
         }
-    }
-
-    #[test]
-    fn cuts_bound_a_task_by_chunks() {
-        assert_eq!(cuts(0, 0, 100), (1, 1));
-        assert_eq!(cuts(100, 200, 100), (1, 1));
-        assert_eq!(cuts(101, 200, 100), (2, 1));
-        // Up to 2 chunks of distinct keys a slice, 16 chunks read a task.
-        assert_eq!(cuts(100, 201, 100), (1, 2));
-        assert_eq!(cuts(1000, 2000, 100), (10, 2));
-        assert_eq!(cuts(1000, 1600, 100), (10, 1));
     }
 }

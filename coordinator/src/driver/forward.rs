@@ -7,18 +7,13 @@ use solve2048_core::kernel::splitters;
 use solve2048_core::layer::{group_count, start_parts, successor_parts};
 use solve2048_core::part::PartId;
 use solve2048_core::task::{
-    ChunkRef, LayerIndex, MergePiece, PartIndex, Phase, RunRef, TargetGroups, Task, TaskOutput,
+    merge_pieces, ChunkRef, LayerIndex, MergePiece, PartIndex, Phase, RunRef, TargetGroups, Task,
+    TaskOutput,
 };
 use solve2048_store::layout;
 
 use super::{Driver, Requests};
 use crate::records::CoordinatorError;
-
-/// Run keys of a group, in chunks, from which its merge is cut into
-/// key-range pieces (one piece per this many chunks of run keys): a group
-/// of 4x4 to 32 read up to 21 chunks of run keys (88 M keys for 16 M states),
-/// a merge of several seconds on one thread while other tasks take under one.
-const PIECE_RUN_CHUNKS: u64 = 8;
 
 impl Driver<'_> {
     /// The forward pass; returns the chunks of every layer and the requests
@@ -133,7 +128,7 @@ impl Driver<'_> {
     /// they are the same on every run of the job.
     fn merge_tasks(&self, part: PartId, group: u32, runs: Vec<RunRef>) -> Vec<Task> {
         let keys: u64 = runs.iter().map(|r| r.count).sum();
-        let pieces = keys.div_ceil(PIECE_RUN_CHUNKS * self.job.chunk_size) as usize;
+        let pieces = merge_pieces(keys, self.job.chunk_size);
         let cuts = if pieces > 1 {
             let samples: Vec<(u64, &[u64])> = runs
                 .iter()

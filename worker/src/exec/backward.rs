@@ -22,6 +22,10 @@ use super::{Bundle, Run, WorkerError};
 /// remote store answers each after a round trip.
 const READS_IN_FLIGHT: usize = 16;
 
+/// One request's answer from one slice: the afterstates it holds there and
+/// their encoded response.
+type Answered = (u64, Vec<u8>);
+
 /// Why a group could not answer its requests.
 enum Unanswered {
     /// The request at this index is damaged.
@@ -46,7 +50,7 @@ fn answer_requests(
     headers: &[ChunkHeader],
     answer_headers: &[ChunkHeader],
     level: i32,
-) -> Result<Vec<Option<(u64, Vec<u8>)>>, Unanswered> {
+) -> Result<Vec<Option<Answered>>, Unanswered> {
     let n = game.size();
     // Each request's afterstates in this slice.
     let streams = || {

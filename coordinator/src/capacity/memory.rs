@@ -1,0 +1,185 @@
+//! The memory a worker needs: what its largest task holds, from the same
+//! footprints by which a worker admits tasks ([`solve2048_core::footprint`]).
+//!
+//! No task holds a layer: an enumerate or solve task holds one chunk, a
+//! gather task about a chunk of values ([`gather_cuts`]) and a merge task its
+//! group's runs, compressed, and two chunks. So a worker's memory follows the
+//! chunk size and the largest group, not the size of the layers, and a
+//! worker with more memory runs more tasks at once instead of being needed
+//! at all.
+
+use serde::Serialize;
+use solve2048_core::footprint::{self, PROCESS_BYTES};
+use solve2048_core::task::{gather_cuts, GATHER_ANSWER_CHUNKS, GATHER_READ_CHUNKS};
+
+use super::counts::LayerCount;
+use super::Cluster;
+
+/// The most one task of one kind holds.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct TaskMemory {
+    /// enumerate, merge, gather or solve.
+    pub kind: &'static str,
+    /// Bytes.
+    pub bytes: u64,
+}
+
+/// Bytes a worker needs.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Memory {
+    /// The largest task of each kind.
+    pub tasks: Vec<TaskMemory>,
+    /// The largest of them.
+    pub largest_task_bytes: u64,
+    /// The least a worker can run the job with, one task at a time: the
+    /// process and its largest task.
+    pub minimum_bytes: u64,
+    /// What a worker needs to run `slots` of the largest tasks at once: the
+    /// process and `slots` times the largest task.
+    pub needed_bytes: u64,
+    /// States of the largest group (its merge holds its runs), and whether
+    /// that is measured or modelled.
+    pub largest_group_states: u64,
+}
+
+/// The largest group (by tiles, `core::part::group_of`) against the largest
+/// part: a group holds whole tile classes, and one class of the largest
+/// part holds about a quarter of it. Measured: 4x4 to 16, 430,017 states in
+/// the largest class of layer 60 (1,656,782 states in its one part of max
+/// tile 8: 0.26); 4x4 to 32, 15,988,907 states in its largest group against
+/// 62,812,882 in its largest part (0.25).
+pub const LARGEST_GROUP_OF_PART: f64 = 0.26;
+
+/// Run keys a merge reads per state of its group: the largest group of 4x4
+/// to 32 read 88,306,208 keys for 15,988,907 states (5.5).
+pub const RUN_KEYS_PER_STATE: f64 = 5.6;
+
+/// Distinct afterstates a chunk's states make per state, each asked of two
+/// layers (0.83 on the largest part of layer 84 of 4x4 to 32; rounded up).
+const RESPONSE_KEYS_PER_STATE: f64 = 2.0 * 0.9;
+
+/// The memory a worker of `cluster` needs for a job with `layers`, whose
+/// largest part holds `largest_part` states.
+pub fn memory(layers: &[LayerCount], largest_part: u64, cluster: &Cluster) -> Memory {
+    let largest_layer = layers.iter().map(|l| l.states).max().unwrap_or(0);
+    // No task holds more than a layer's states of anything.
+    let chunk = cluster.chunk_size.min(largest_layer).max(1);
+    let group = ((largest_part as f64 * LARGEST_GROUP_OF_PART) as u64).min(largest_part);
+    let enumerate = footprint::enumerate_bytes(chunk);
+    let merge = footprint::merge_bytes((group as f64 * RUN_KEYS_PER_STATE) as u64, chunk);
+    let solve = footprint::solve_bytes(chunk, (chunk as f64 * RESPONSE_KEYS_PER_STATE) as u64);
+    let gather = largest_gather(chunk);
+    let tasks = vec![
+        TaskMemory {
+            kind: "enumerate",
+            bytes: enumerate,
+        },
+        TaskMemory {
+            kind: "merge",
+            bytes: merge,
+        },
+        TaskMemory {
+            kind: "gather",
+            bytes: gather,
+        },
+        TaskMemory {
+            kind: "solve",
+            bytes: solve,
+        },
+    ];
+    let largest = tasks.iter().map(|t| t.bytes).max().unwrap_or(0);
+    Memory {
+        largest_task_bytes: largest,
+        minimum_bytes: PROCESS_BYTES + largest,
+        needed_bytes: PROCESS_BYTES + cluster.slots as u64 * largest,
+        largest_group_states: group,
+        tasks,
+    }
+}
+
+/// The most a gather task can hold with chunks of `chunk` states: a batch
+/// of small groups (a chunk of states, [`GATHER_ANSWER_CHUNKS`] chunks of
+/// keys), or one piece of a group cut by [`gather_cuts`] (the worst cut over
+/// group sizes, asked as many keys as a piece may read).
+fn largest_gather(chunk: u64) -> u64 {
+    let batch = footprint::gather_bytes(chunk, 1, GATHER_ANSWER_CHUNKS * chunk);
+    (2..=64u64)
+        .map(|slices| {
+            let states = slices * chunk;
+            let keys = GATHER_READ_CHUNKS * chunk;
+            let (slices, shares) = gather_cuts(states, keys, chunk);
+            footprint::gather_bytes(states, slices, keys.div_ceil(shares as u64))
+        })
+        .max()
+        .unwrap_or(0)
+        .max(batch)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capacity::counts::Source;
+
+    fn cluster(chunk_size: u64, slots: u32) -> Cluster {
+        Cluster {
+            workers: 2,
+            threads_per_worker: 4,
+            worker_memory_bytes: 16 << 30,
+            slots,
+            chunk_size,
+        }
+    }
+
+    fn layer(sum: u32, states: u64) -> LayerCount {
+        LayerCount {
+            sum,
+            parts: 1,
+            states,
+            source: Source::Exact,
+        }
+    }
+
+    /// Memory follows the chunk size and the largest group, not the layers:
+    /// layers a thousand times larger need no more, as long as the chunks
+    /// and the largest group stay the same.
+    #[test]
+    fn memory_follows_chunks_not_layers() {
+        let c = cluster(1 << 20, 2);
+        let small = memory(&[layer(10, 1 << 24)], 1 << 22, &c);
+        let large = memory(&[layer(10, 1 << 34), layer(12, 1 << 33)], 1 << 22, &c);
+        assert_eq!(small, large);
+        assert_eq!(
+            small.minimum_bytes,
+            PROCESS_BYTES + small.largest_task_bytes
+        );
+        assert_eq!(
+            small.needed_bytes,
+            PROCESS_BYTES + 2 * small.largest_task_bytes
+        );
+        // A larger largest part means a larger merge.
+        let merge = |m: &Memory| m.tasks.iter().find(|t| t.kind == "merge").unwrap().bytes;
+        assert!(merge(&memory(&[layer(10, 1 << 34)], 1 << 32, &c)) > merge(&large));
+        // Smaller chunks, less memory; a tiny game is held to its layers.
+        let half = memory(&[layer(10, 1 << 24)], 1 << 22, &cluster(1 << 19, 2));
+        assert!(half.largest_task_bytes < small.largest_task_bytes);
+        let tiny = memory(&[layer(10, 1000)], 1000, &c);
+        assert!(tiny.largest_task_bytes < 1 << 20, "{tiny:?}");
+    }
+
+    /// Every piece the driver can plan is within the modelled gather.
+    #[test]
+    fn the_largest_gather_bounds_every_cut() {
+        let chunk = 1000;
+        let most = largest_gather(chunk);
+        for states in [1, 999, 1000, 1001, 5000, 64_000, 200_000] {
+            for keys in [0, 10, 2000, 2001, 16_000, 100_000, 1_000_000] {
+                let (slices, shares) = gather_cuts(states, keys, chunk);
+                let piece = footprint::gather_bytes(states, slices, keys.div_ceil(shares as u64));
+                assert!(
+                    piece <= most,
+                    "{states} states, {keys} keys: {piece} > {most}"
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,365 @@
+//! Capacity planning: what a job will need before it runs (`solve2048 plan`).
+//!
+//! Everything here is arithmetic over a per-part table of state counts,
+//! one module for each thing it models:
+//!
+//! - [`counts`]: states per part and layer, exact where known (small games
+//!   enumerated, a measured 4x4 table, a store's layer indexes) and
+//!   estimated by a model calibrated on published figures elsewhere.
+//! - [`memory`]: what a worker needs, from the footprints by which workers
+//!   admit tasks: bounded by the chunk size and the largest group, not by
+//!   the layers.
+//! - [`store_size`]: the solved store, from bytes a state measured on real
+//!   stores.
+//! - [`duration`]: wall time on a cluster, from per-core rates measured end
+//!   to end.
+//!
+//! [`plan`] puts them together for one cluster and a few others to compare.
+
+pub mod counts;
+pub mod duration;
+pub mod memory;
+pub mod store_size;
+
+use serde::Serialize;
+use solve2048_core::task::LayerIndex;
+use solve2048_core::Game;
+
+pub use counts::{
+    estimate_profile, layers, override_with_store, part_counts, stored_layers, LayerCount,
+    PartCount, Source,
+};
+pub use duration::{duration, Duration};
+pub use memory::{memory, Memory};
+pub use store_size::{store_size, StoreSize};
+
+use crate::records::CoordinatorError;
+
+/// The cluster a plan is for.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Cluster {
+    /// Worker processes (machines).
+    pub workers: u32,
+    /// Kernel threads of each worker.
+    pub threads_per_worker: u32,
+    /// Memory of each worker, in bytes.
+    pub worker_memory_bytes: u64,
+    /// Tasks each worker runs at once (`worker --slots`).
+    pub slots: u32,
+    /// Largest number of states in one chunk (`--chunk-size`).
+    pub chunk_size: u64,
+}
+
+impl Cluster {
+    /// Reject settings no cluster can have.
+    pub fn validate(&self) -> Result<(), CoordinatorError> {
+        let bad = |setting: &str, reason: &str| {
+            Err(CoordinatorError::BadSetting {
+                setting: setting.to_string(),
+                reason: reason.to_string(),
+            })
+        };
+        if self.workers == 0 {
+            return bad("--workers", "must be at least 1");
+        }
+        if self.threads_per_worker == 0 {
+            return bad("--threads-per-worker", "must be at least 1");
+        }
+        if self.worker_memory_bytes == 0 {
+            return bad("--worker-memory", "must be more than 0 GiB");
+        }
+        if self.slots == 0 {
+            return bad("--slots", "must be at least 1");
+        }
+        if self.chunk_size == 0 {
+            return bad("--chunk-size", "must be at least 1");
+        }
+        Ok(())
+    }
+
+    /// Cores in all.
+    pub fn cores(&self) -> u64 {
+        self.workers as u64 * self.threads_per_worker as u64
+    }
+}
+
+/// Worker memory sizes offered in the options table, in GiB.
+const MEMORY_SIZES_GIB: [u64; 10] = [2, 4, 8, 16, 32, 64, 128, 256, 512, 1024];
+
+/// Worker counts offered in the options table.
+const WORKER_COUNTS: [u32; 5] = [4, 8, 16, 32, 64];
+
+/// The longest job a plan recommends a cluster for.
+const LONGEST_RECOMMENDED_SECONDS: f64 = 30.0 * 24.0 * 3600.0;
+
+/// The largest store a plan recommends a cluster for (1 PiB).
+const LARGEST_RECOMMENDED_STORE: u64 = 1 << 50;
+
+/// A cluster shape and how long the job takes on it.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct ClusterOption {
+    /// Workers.
+    pub workers: u32,
+    /// Threads of each.
+    pub threads_per_worker: u32,
+    /// The smallest standard memory size that holds the worker's needs.
+    pub worker_memory_gib: u64,
+    /// How long the job takes.
+    pub duration: Duration,
+}
+
+/// The whole plan.
+#[derive(Clone, Debug, Serialize)]
+pub struct Plan {
+    /// Game name, e.g. `4x4-to-64`.
+    pub game: String,
+    /// Board side.
+    pub board: u8,
+    /// Target tile.
+    pub target: u64,
+    /// The cluster planned for.
+    pub cluster: Cluster,
+    /// States in all.
+    pub states: u64,
+    /// How many of them are exact.
+    pub exact_states: u64,
+    /// Whether some counts are extrapolated past every published figure
+    /// (max tiles of 64 and more on 4x4), not only fitted to them.
+    pub extrapolated: bool,
+    /// Parts in all.
+    pub parts: usize,
+    /// Every layer.
+    pub layers: Vec<LayerCount>,
+    /// The largest part.
+    pub largest_part: Option<PartCount>,
+    /// Memory a worker needs.
+    pub memory: Memory,
+    /// Whether the worker memory holds the worker's needs.
+    pub fits: bool,
+    /// Store size.
+    pub store: StoreSize,
+    /// Duration on the cluster.
+    pub duration: Duration,
+    /// Other cluster shapes.
+    pub options: Vec<ClusterOption>,
+    /// The option recommended (index into `options`); none when no option
+    /// is feasible.
+    pub recommended: Option<usize>,
+    /// Why no cluster is recommended, when none is.
+    pub infeasible: Option<String>,
+    /// What the estimates rest on.
+    pub notes: Vec<String>,
+}
+
+/// Plan `game` on `cluster`, with the exact layers a store has indexed.
+pub fn plan(
+    game: &Game,
+    cluster: &Cluster,
+    stored: &[LayerIndex],
+) -> Result<Plan, CoordinatorError> {
+    cluster.validate()?;
+    let parts = override_with_store(part_counts(game), stored);
+    let layers = layers(&parts);
+    let states: u64 = layers.iter().map(|l| l.states).sum();
+    let exact_states = parts
+        .iter()
+        .filter(|p| p.source == Source::Exact)
+        .map(|p| p.states)
+        .sum();
+    let largest_part = parts.iter().copied().max_by_key(|p| p.states);
+    let memory = memory(&layers, largest_part.map_or(0, |p| p.states), cluster);
+    let options: Vec<ClusterOption> = WORKER_COUNTS
+        .iter()
+        .map(|&workers| {
+            let c = Cluster {
+                workers,
+                ..*cluster
+            };
+            ClusterOption {
+                workers,
+                threads_per_worker: cluster.threads_per_worker,
+                worker_memory_gib: gib_for(memory.needed_bytes),
+                duration: duration(&layers, &c),
+            }
+        })
+        .collect();
+    let store = store_size(states);
+    let fastest = options
+        .iter()
+        .map(|o| o.duration.total_seconds)
+        .fold(f64::INFINITY, f64::min);
+    let infeasible = if fastest > LONGEST_RECOMMENDED_SECONDS {
+        Some(format!(
+            "no cluster offered here finishes within {} days: even {} workers of {} threads \
+             would take {:.0} days",
+            LONGEST_RECOMMENDED_SECONDS / 86400.0,
+            WORKER_COUNTS[WORKER_COUNTS.len() - 1],
+            cluster.threads_per_worker,
+            fastest / 86400.0
+        ))
+    } else if store.total_bytes > LARGEST_RECOMMENDED_STORE {
+        Some(format!(
+            "its solved store would hold {:.1} PiB",
+            store.total_bytes as f64 / (1u64 << 50) as f64
+        ))
+    } else {
+        None
+    };
+    // The fewest workers that finish within a day; else the fastest.
+    let recommended = match infeasible {
+        Some(_) => None,
+        None => options
+            .iter()
+            .position(|o| o.duration.total_seconds <= 24.0 * 3600.0)
+            .or(options.len().checked_sub(1)),
+    };
+    let extrapolated = game.n == 4 && game.target_exp > 6 && exact_states < states;
+    let mut notes = Vec::new();
+    if exact_states < states {
+        notes.push(counts::MODEL_NOTE.to_string());
+    }
+    if extrapolated {
+        notes.push(counts::extrapolation_note(game.target_exp));
+    }
+    if !stored.is_empty() {
+        notes.push(format!(
+            "exact: {} layers read from the store's layer indexes",
+            stored.len()
+        ));
+    }
+    notes.push(format!(
+        "memory: each task holds at most about a chunk ({} states) of states, values or requests, \
+         except a merge, which holds its group's runs (the largest group modelled at {:.2} of the \
+         largest part, {} states); a worker runs as many tasks at once as its --memory holds",
+        cluster.chunk_size,
+        memory::LARGEST_GROUP_OF_PART,
+        memory.largest_group_states
+    ));
+    notes.push(format!(
+        "duration: {:.2} M states/s/core enumerating and {:.2} solving (measured end to end on \
+         4x4 to 32, 2 cores), scaling with workers x threads (no task's work is repeated on \
+         another worker); a layer smaller than a chunk a worker takes at least one task's time; \
+         store bandwidth not modelled",
+        duration::ENUMERATE_RATE_PER_CORE / 1e6,
+        duration::SOLVE_RATE_PER_CORE / 1e6,
+    ));
+    notes.push(store_size::STORE_NOTE.to_string());
+    Ok(Plan {
+        game: game.name(),
+        board: game.n,
+        target: game.target(),
+        cluster: *cluster,
+        states,
+        exact_states,
+        extrapolated,
+        parts: parts.iter().filter(|p| p.states > 0).count(),
+        largest_part,
+        fits: memory.needed_bytes <= cluster.worker_memory_bytes,
+        memory,
+        store,
+        duration: duration(&layers, cluster),
+        options,
+        recommended,
+        infeasible,
+        layers,
+        notes,
+    })
+}
+
+/// The smallest offered memory size, in GiB, that holds `bytes`.
+fn gib_for(bytes: u64) -> u64 {
+    let gib = bytes as f64 / (1u64 << 30) as f64;
+    MEMORY_SIZES_GIB
+        .iter()
+        .copied()
+        .find(|&m| m as f64 >= gib)
+        .unwrap_or_else(|| gib.ceil() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn game(n: u32, target: u64) -> Game {
+        Game::new(n, target, 1.0).unwrap()
+    }
+
+    fn cluster(memory_gib: u64) -> Cluster {
+        Cluster {
+            workers: 8,
+            threads_per_worker: 16,
+            worker_memory_bytes: memory_gib << 30,
+            slots: 2,
+            chunk_size: solve2048_core::task::DEFAULT_CHUNK_SIZE,
+        }
+    }
+
+    #[test]
+    fn bad_settings_are_refused() {
+        for c in [
+            Cluster {
+                workers: 0,
+                ..cluster(64)
+            },
+            Cluster {
+                threads_per_worker: 0,
+                ..cluster(64)
+            },
+            Cluster {
+                worker_memory_bytes: 0,
+                ..cluster(64)
+            },
+            Cluster {
+                slots: 0,
+                ..cluster(64)
+            },
+        ] {
+            assert!(matches!(
+                plan(&game(3, 64), &c, &[]),
+                Err(CoordinatorError::BadSetting { .. })
+            ));
+        }
+    }
+
+    /// 4x4 to 64 fits workers of 16 GiB (and of much less), 4x4 to 128 is
+    /// planned with its extrapolation said, and a game no cluster could
+    /// solve gets no recommendation.
+    #[test]
+    fn plans_for_the_big_games() {
+        let p64 = plan(&game(4, 64), &cluster(16), &[]).unwrap();
+        assert!(p64.fits, "{:?}", p64.memory);
+        assert!(p64.memory.minimum_bytes < 8 << 30, "{:?}", p64.memory);
+        assert!(!p64.extrapolated);
+        assert!(p64.infeasible.is_none());
+        assert!(p64.recommended.is_some());
+        let p128 = plan(&game(4, 128), &cluster(64), &[]).unwrap();
+        assert!(p128.extrapolated);
+        assert!(p128.fits, "{:?}", p128.memory);
+        assert!(p128.states > 20 * p64.states);
+        assert!(p128
+            .notes
+            .iter()
+            .any(|n| n.contains("extrapolated") && n.contains("max tile 64")));
+        let p2048 = plan(&game(4, 2048), &cluster(64), &[]).unwrap();
+        assert!(p2048.recommended.is_none());
+        assert!(p2048.infeasible.is_some());
+        // More workers, less time; a small layer is not shortened by them.
+        let t = |p: &Plan, i: usize| p.options[i].duration.total_seconds;
+        assert!(t(&p64, 0) > t(&p64, 3));
+        let p32 = plan(&game(4, 32), &cluster(16), &[]).unwrap();
+        assert!(p32.duration.small_layer_seconds > 0.0);
+    }
+
+    #[test]
+    fn stored_layers_are_noted() {
+        let stored = [solve2048_core::task::LayerIndex {
+            sum: 4,
+            parts: Vec::new(),
+        }];
+        let p = plan(&game(3, 64), &cluster(16), &stored).unwrap();
+        assert!(p
+            .notes
+            .iter()
+            .any(|n| n.contains("1 layers read from the store")));
+    }
+}
