@@ -6,6 +6,7 @@ mod cli;
 mod cluster;
 mod deploy;
 mod figures;
+mod house;
 mod memory;
 mod plan;
 mod reference;

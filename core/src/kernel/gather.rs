@@ -9,8 +9,7 @@
 
 use rayon::prelude::*;
 
-use super::solve::SolveError;
-use super::BATCH;
+use super::{SolveError, BATCH};
 use crate::moves::Mover;
 use crate::spawn::{empty_bits, for_each_spawn_of};
 use crate::table::ValueTable;

@@ -1,0 +1,308 @@
+//! Specifies the house rules a newcomer relies on, over the repository's own
+//! source: within each crate no two files import each other, directly or
+//! around a cycle (a file's imports are its `use` items and `crate::` /
+//! `super::` paths; a parent declaring `mod child` is not an import), and
+//! no source file is over 500 lines before its unit tests.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// The crates' source roots.
+const CRATES: [&str; 8] = [
+    "src",
+    "core/src",
+    "proto/src",
+    "store/src",
+    "solution/src",
+    "worker/src",
+    "coordinator/src",
+    "players/src",
+];
+
+/// Lines a file may hold before its `#[cfg(test)]` module.
+const MOST_LINES: usize = 500;
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Every `.rs` file under `dir`.
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The module path of a file under a crate root: `lib.rs`/`main.rs` is
+/// `[]`, `a/mod.rs` and `a.rs` are `["a"]`, `a/b.rs` is `["a", "b"]`.
+fn module_of(root: &Path, file: &Path) -> Vec<String> {
+    let rel = file.strip_prefix(root).unwrap();
+    let mut parts: Vec<String> = rel
+        .iter()
+        .map(|p| p.to_string_lossy().trim_end_matches(".rs").to_string())
+        .collect();
+    if matches!(
+        parts.last().map(String::as_str),
+        Some("mod" | "lib" | "main")
+    ) {
+        parts.pop();
+    }
+    parts
+}
+
+/// The source before the unit tests (`#[cfg(test)]` at the start of a line),
+/// without comments.
+fn code(text: &str) -> String {
+    let body = text.split("\n#[cfg(test)]").next().unwrap_or(text);
+    body.lines()
+        .map(|l| match l.find("//") {
+            Some(i) => &l[..i],
+            None => l,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The module paths a file's code names: `crate::a::b...` and `super::...`
+/// (resolved from `module`), including those inside `use` trees such as
+/// `use crate::{a::X, b}` and `use super::{x, y}`.
+fn named_paths(module: &[String], code: &str) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    let bytes: Vec<char> = code.chars().collect();
+    let text: String = bytes.iter().collect();
+    for (start, prefix) in [("crate::", None), ("super::", Some(1usize))] {
+        let mut from = 0;
+        while let Some(i) = text[from..].find(start) {
+            let at = from + i;
+            from = at + start.len();
+            // Not part of a longer identifier (e.g. `my_crate::`).
+            if at > 0 {
+                let c = text[..at].chars().last().unwrap();
+                if c.is_alphanumeric() || c == '_' {
+                    continue;
+                }
+            }
+            let mut base: Vec<String> = match prefix {
+                None => Vec::new(),
+                Some(_) => module[..module.len().saturating_sub(1)].to_vec(),
+            };
+            // `super::super::...`
+            let mut rest = &text[from..];
+            while let Some(r) = rest.strip_prefix("super::") {
+                base.pop();
+                rest = r;
+            }
+            for path in expand(rest) {
+                let mut full = base.clone();
+                full.extend(path);
+                out.push(full);
+            }
+        }
+    }
+    out
+}
+
+/// The paths of one use tree or path expression at the start of `s`:
+/// `a::b::C` gives [[a, b, C]], `{a::X, b}` gives [[a, X], [b]].
+fn expand(s: &str) -> Vec<Vec<String>> {
+    let s = s.trim_start();
+    if let Some(inner) = s.strip_prefix('{') {
+        let mut depth = 1;
+        let mut end = 0;
+        for (i, c) in inner.char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = i;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let mut out = Vec::new();
+        let (mut depth, mut last) = (0, 0);
+        let inner = &inner[..end];
+        for (i, c) in inner.char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => depth -= 1,
+                ',' if depth == 0 => {
+                    out.extend(expand(&inner[last..i]));
+                    last = i + 1;
+                }
+                _ => {}
+            }
+        }
+        out.extend(expand(&inner[last..]));
+        return out;
+    }
+    let mut path = Vec::new();
+    let mut rest = s;
+    loop {
+        let ident: String = rest
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        if ident.is_empty() {
+            break;
+        }
+        rest = &rest[ident.len()..];
+        path.push(ident);
+        match rest.strip_prefix("::") {
+            Some(r) if r.starts_with('{') => {
+                return expand(r)
+                    .into_iter()
+                    .map(|tail| path.iter().cloned().chain(tail).collect())
+                    .collect();
+            }
+            Some(r) => rest = r,
+            None => break,
+        }
+    }
+    vec![path]
+}
+
+/// For each crate, its files' import graph: file module -> module files it
+/// names (the longest prefix of a named path that is a file of the crate).
+fn import_graphs() -> Vec<(String, BTreeMap<Vec<String>, BTreeSet<Vec<String>>>)> {
+    let mut graphs = Vec::new();
+    for root in CRATES {
+        let root = repo().join(root);
+        let mut files = Vec::new();
+        rust_files(&root, &mut files);
+        let modules: BTreeMap<Vec<String>, PathBuf> = files
+            .iter()
+            .map(|f| (module_of(&root, f), f.clone()))
+            .collect();
+        let mut graph: BTreeMap<Vec<String>, BTreeSet<Vec<String>>> = BTreeMap::new();
+        for (module, file) in &modules {
+            let text = std::fs::read_to_string(file).unwrap();
+            let edges = graph.entry(module.clone()).or_default();
+            for path in named_paths(module, &code(&text)) {
+                let target = (0..=path.len())
+                    .rev()
+                    .map(|n| path[..n].to_vec())
+                    .find(|p| modules.contains_key(p))
+                    .unwrap_or_default();
+                // Naming oneself, a module of one's own, or the crate root's
+                // re-exports is no import between files.
+                if target != *module && !target.starts_with(module) && !target.is_empty() {
+                    edges.insert(target);
+                }
+            }
+        }
+        graphs.push((root.display().to_string(), graph));
+    }
+    graphs
+}
+
+/// A cycle in `graph`, if any, as the modules around it.
+fn find_cycle(graph: &BTreeMap<Vec<String>, BTreeSet<Vec<String>>>) -> Option<Vec<Vec<String>>> {
+    #[derive(Clone, Copy, PartialEq)]
+    enum Mark {
+        Open,
+        Done,
+    }
+    fn visit(
+        m: &Vec<String>,
+        graph: &BTreeMap<Vec<String>, BTreeSet<Vec<String>>>,
+        marks: &mut BTreeMap<Vec<String>, Mark>,
+        stack: &mut Vec<Vec<String>>,
+    ) -> Option<Vec<Vec<String>>> {
+        match marks.get(m) {
+            Some(Mark::Done) => return None,
+            Some(Mark::Open) => {
+                let i = stack.iter().position(|s| s == m).unwrap();
+                return Some(stack[i..].to_vec());
+            }
+            None => {}
+        }
+        marks.insert(m.clone(), Mark::Open);
+        stack.push(m.clone());
+        for next in graph.get(m).into_iter().flatten() {
+            if let Some(c) = visit(next, graph, marks, stack) {
+                return Some(c);
+            }
+        }
+        stack.pop();
+        marks.insert(m.clone(), Mark::Done);
+        None
+    }
+    let mut marks = BTreeMap::new();
+    for m in graph.keys() {
+        if let Some(c) = visit(m, graph, &mut marks, &mut Vec::new()) {
+            return Some(c);
+        }
+    }
+    None
+}
+
+#[test]
+fn no_two_files_of_a_crate_import_each_other() {
+    let mut cycles = Vec::new();
+    for (root, graph) in import_graphs() {
+        assert!(
+            graph.len() > 1 || root.ends_with("proto/src"),
+            "{root}: no files found"
+        );
+        if let Some(c) = find_cycle(&graph) {
+            let names: Vec<String> = c.iter().map(|m| m.join("::")).collect();
+            cycles.push(format!("{root}: {}", names.join(" -> ")));
+        }
+    }
+    assert!(cycles.is_empty(), "import cycles:\n{}", cycles.join("\n"));
+}
+
+#[test]
+fn the_cycle_finder_finds_cycles_and_use_trees() {
+    let m = |s: &str| -> Vec<String> {
+        s.split("::")
+            .filter(|p| !p.is_empty())
+            .map(String::from)
+            .collect()
+    };
+    let paths = named_paths(
+        &m("a::b"),
+        "use crate::{x::Y, z::{self, W}};\nuse super::c::D;\nlet q = crate::r::s();",
+    );
+    assert!(paths.contains(&m("x::Y")), "{paths:?}");
+    assert!(paths.contains(&m("z::W")), "{paths:?}");
+    assert!(paths.contains(&m("a::c::D")), "{paths:?}");
+    assert!(paths.contains(&m("r::s")), "{paths:?}");
+    let mut graph = BTreeMap::new();
+    graph.insert(m("a"), BTreeSet::from([m("b")]));
+    graph.insert(m("b"), BTreeSet::from([m("c")]));
+    graph.insert(m("c"), BTreeSet::new());
+    assert_eq!(find_cycle(&graph), None);
+    graph.get_mut(&m("c")).unwrap().insert(m("a"));
+    assert_eq!(find_cycle(&graph).map(|c| c.len()), Some(3));
+}
+
+#[test]
+fn no_source_file_is_over_500_lines_before_its_tests() {
+    let mut long = Vec::new();
+    for root in CRATES {
+        let mut files = Vec::new();
+        rust_files(&repo().join(root), &mut files);
+        for f in files {
+            let text = std::fs::read_to_string(&f).unwrap();
+            let lines = text.split("\n#[cfg(test)]").next().unwrap().lines().count();
+            if lines > MOST_LINES {
+                long.push(format!("{}: {lines} lines", f.display()));
+            }
+        }
+    }
+    assert!(
+        long.is_empty(),
+        "files over {MOST_LINES} lines:\n{}",
+        long.join("\n")
+    );
+}
