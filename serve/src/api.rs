@@ -162,7 +162,10 @@ fn params(
     if let Some(k) = params.keys().find(|k| !known.contains(&k.as_str())) {
         return Err(ApiError::field(
             &k.clone(),
-            format!("unknown parameter {k:?}: this endpoint takes {}", known.join(", ")),
+            format!(
+                "unknown parameter {k:?}: this endpoint takes {}",
+                known.join(", ")
+            ),
         ));
     }
     Ok(params)
@@ -184,7 +187,10 @@ pub async fn query(
     if board.len() > MAX_BOARD_TEXT {
         return Err(ApiError::field(
             "board",
-            format!("the board is {} bytes long; a board is at most {MAX_BOARD_TEXT}", board.len()),
+            format!(
+                "the board is {} bytes long; a board is at most {MAX_BOARD_TEXT}",
+                board.len()
+            ),
         ));
     }
     Ok(Json(state.solution.query_text(board).await?))
@@ -212,7 +218,9 @@ fn check_seed(seed: u64) -> Result<u64, ApiError> {
     if seed > MAX_SEED {
         return Err(ApiError::field(
             "seed",
-            format!("seed {seed} is larger than {MAX_SEED} (2^53 - 1, which JavaScript holds exactly)"),
+            format!(
+                "seed {seed} is larger than {MAX_SEED} (2^53 - 1, which JavaScript holds exactly)"
+            ),
         ));
     }
     Ok(seed)
@@ -225,12 +233,16 @@ pub async fn play(
     Body(req): Body<PlayRequest>,
 ) -> Result<Json<PlayedGame>, ApiError> {
     let seed = check_seed(req.seed)?;
-    let spec = PlayerSpec::parse(&req.player).map_err(|e| ApiError::field("player", e.to_string()))?;
+    let spec =
+        PlayerSpec::parse(&req.player).map_err(|e| ApiError::field("player", e.to_string()))?;
     let offered = state.config.player_names();
     if spec != PlayerSpec::Optimal && !state.config.players.contains(&spec) {
         return Err(ApiError::field(
             "player",
-            format!("player {spec} is not offered here; offered: {}", offered.join(", ")),
+            format!(
+                "player {spec} is not offered here; offered: {}",
+                offered.join(", ")
+            ),
         ));
     }
     let max = state.config.limits.moves;
@@ -319,5 +331,8 @@ pub async fn plot(State(state): State<Arc<AppState>>) -> Result<impl IntoRespons
             )))
         })
         .await?;
-    Ok(([(header::CONTENT_TYPE, "image/svg+xml")], String::clone(svg)))
+    Ok((
+        [(header::CONTENT_TYPE, "image/svg+xml")],
+        String::clone(svg),
+    ))
 }

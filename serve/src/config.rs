@@ -97,7 +97,10 @@ impl Config {
             ));
         }
         if !(l.rate.is_finite() && l.rate >= 0.0) {
-            return Err(format!("the rate {} is not a number of requests per second >= 0", l.rate));
+            return Err(format!(
+                "the rate {} is not a number of requests per second >= 0",
+                l.rate
+            ));
         }
         if l.rate > 0.0 && l.burst == 0 {
             return Err("a burst of 0 would refuse every request: use at least 1".into());
@@ -129,7 +132,12 @@ mod tests {
     #[test]
     fn players_are_parsed_deduplicated_and_checked() {
         let c = Config::new(
-            &["optimal".into(), "greedy".into(), "GREEDY".into(), "order:ldru".into()],
+            &[
+                "optimal".into(),
+                "greedy".into(),
+                "GREEDY".into(),
+                "order:ldru".into(),
+            ],
             Limits::default(),
             3,
         )
@@ -138,7 +146,11 @@ mod tests {
         assert!(Config::new(&["minimax".into()], Limits::default(), 3)
             .unwrap_err()
             .contains("--player minimax"));
-        let missing = Config::new(&["ntuple:/nonexistent.weights".into()], Limits::default(), 3);
+        let missing = Config::new(
+            &["ntuple:/nonexistent.weights".into()],
+            Limits::default(),
+            3,
+        );
         assert!(missing.unwrap_err().contains("cannot play this game"));
         assert_eq!(
             Config::default_for(4).player_names().len(),

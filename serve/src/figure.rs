@@ -320,7 +320,9 @@ mod tests {
             }
         }
         let big = labels(&big);
-        for want in ["0", "20,000", "40,000", "60,000", "80,000", "1", "10", "100,000"] {
+        for want in [
+            "0", "20,000", "40,000", "60,000", "80,000", "1", "10", "100,000",
+        ] {
             assert!(big.iter().any(|l| l == want), "no tick {want} in {big:?}");
         }
         assert!(labels(&small).iter().any(|l| l == "4"), "{small}");

@@ -162,7 +162,10 @@ pub fn parse_moves(text: &str, max: usize) -> Result<Vec<Direction>, ApiError> {
     if text.len() > max {
         return Err(ApiError::field(
             "moves",
-            format!("{} moves is more than the {max} a game may have here", text.len()),
+            format!(
+                "{} moves is more than the {max} a game may have here",
+                text.len()
+            ),
         ));
     }
     text.chars()
@@ -174,7 +177,10 @@ pub fn parse_moves(text: &str, max: usize) -> Result<Vec<Direction>, ApiError> {
             'D' => Ok(Direction::Down),
             _ => Err(ApiError::field(
                 "moves",
-                format!("move {} is {c:?}: moves are the letters L, R, U and D", i + 1),
+                format!(
+                    "move {} is {c:?}: moves are the letters L, R, U and D",
+                    i + 1
+                ),
             )),
         })
         .collect()
@@ -299,12 +305,20 @@ mod tests {
     fn moves_are_letters() {
         assert_eq!(
             parse_moves("lRuD", 10).unwrap(),
-            [Direction::Left, Direction::Right, Direction::Up, Direction::Down]
+            [
+                Direction::Left,
+                Direction::Right,
+                Direction::Up,
+                Direction::Down
+            ]
         );
         assert_eq!(parse_moves("", 10).unwrap(), []);
         let e = parse_moves("LXR", 10).unwrap_err().to_string();
         assert!(e.contains("move 2 is 'X'"), "{e}");
-        assert!(parse_moves("LLLL", 3).unwrap_err().to_string().contains("more than the 3"));
+        assert!(parse_moves("LLLL", 3)
+            .unwrap_err()
+            .to_string()
+            .contains("more than the 3"));
         for d in Direction::ALL {
             assert_eq!(parse_moves(&letter(d).to_string(), 1).unwrap(), [d]);
         }
@@ -337,7 +351,10 @@ mod tests {
             assert_eq!(r.moves, moves.len());
             let s = r.spawn.unwrap();
             assert!(s.tile == 2 || s.tile == 4);
-            assert_eq!(Board(x).get(s.row as usize, s.col as usize), s.tile.trailing_zeros() as u8);
+            assert_eq!(
+                Board(x).get(s.row as usize, s.col as usize),
+                s.tile.trailing_zeros() as u8
+            );
         }
     }
 
@@ -351,7 +368,10 @@ mod tests {
             .find(|&d| mover.apply(start, d) == start)
             .expect("two tiles on a 2x2 board always block some move");
         let e = replay(n, 4, 3, &[stuck]).unwrap_err().to_string();
-        assert!(e.contains("move 1 (") && e.contains("changes nothing"), "{e}");
+        assert!(
+            e.contains("move 1 (") && e.contains("changes nothing"),
+            "{e}"
+        );
         // Play legal moves until the 2x2 game to 16 ends, then one more.
         let mut moves = Vec::new();
         loop {

@@ -169,9 +169,14 @@ mod tests {
         limiter.admit(busy, t1).unwrap();
         assert_eq!(len(), MAX_CLIENTS);
         // A new client makes room by forgetting the idle ones only.
-        limiter.admit(IpAddr::V4(Ipv4Addr::new(172, 16, 0, 1)), t1).unwrap();
+        limiter
+            .admit(IpAddr::V4(Ipv4Addr::new(172, 16, 0, 1)), t1)
+            .unwrap();
         assert_eq!(len(), 2);
-        assert!(limiter.admit(busy, t1).is_err(), "the busy client is remembered");
+        assert!(
+            limiter.admit(busy, t1).is_err(),
+            "the busy client is remembered"
+        );
         // However many clients come at once, the map stays bounded.
         for i in 0..2 * MAX_CLIENTS {
             limiter.admit(client(i), t1).unwrap();
