@@ -3,6 +3,7 @@
 //! with worker processes on loopback, the command lines in `deploy/`, and
 //! `serve`'s API and page (the page in headless Chromium).
 
+mod browser;
 mod cli;
 mod cluster;
 mod deploy;
