@@ -57,7 +57,8 @@ function cells(hex, n) {
 
 function tileClass(v) {
   if (v === 0) return "tile";
-  return v <= 2048 ? `tile t${v}` : "tile tbig";
+  const digits = String(v).length;
+  return `tile ${v <= 2048 ? `t${v}` : "tbig"}${digits >= 3 ? ` d${digits}` : ""}`;
 }
 
 // Draw a board (hex form) into `el`; `spawn` ({row, col}) marks the new tile.
@@ -75,8 +76,15 @@ function drawBoard(el, hex, spawn) {
   }));
 }
 
+// A probability as a percentage with five significant digits (1.1338%,
+// 97.030%), so that the moves of a hard game still differ on the page.
 function percent(v) {
-  return `${(100 * v).toFixed(v > 0 && v < 0.001 ? 5 : 3)}%`;
+  return `${(100 * v).toPrecision(5)}%`;
+}
+
+// A difference of probabilities, with two significant digits (0.0012%).
+function points(d) {
+  return `${(100 * d).toPrecision(2)}%`;
 }
 
 // ---- playing ----
@@ -145,7 +153,7 @@ function showPlay(a) {
     const v = a.actions[m];
     tr.className = v === null ? "illegal" : m === a.best ? "best" : "";
     const cost = v === null ? "" : m === a.best ? "best"
-      : best - v < 1e-12 ? "tied" : `\u2212${percent(best - v)}`;
+      : best - v < 1e-12 ? "tied" : `\u2212${points(best - v)}`;
     for (const text of [`${ARROWS[m]} ${m}`, v === null ? "(changes nothing)" : percent(v), cost]) {
       const td = document.createElement("td");
       td.textContent = text;
@@ -249,7 +257,7 @@ function showWatchStep() {
     $("watch-turn").textContent = String(i + 1);
     $("watch-move").textContent = `${ARROWS[s.move]} ${s.move}`;
     $("watch-cost").textContent = s.move === s.best ? "(optimal)"
-      : `(best was ${s.best}; this move costs ${percent(s.value - s.move_value)})`;
+      : `(best was ${s.best}; this move costs ${points(s.value - s.move_value)})`;
     $("watch-end").textContent = "";
   } else {
     drawBoard($("watch-board"), g.last.hex);
