@@ -11,7 +11,7 @@
 //! installs it). Without it the test says so loudly and passes, unless
 //! `SOLVE2048_REQUIRE_BROWSER` is set (CI sets it), when it fails.
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -64,7 +64,10 @@ impl Browser {
                 "SOLVE2048_REQUIRE_BROWSER is set but there is no chromium on the PATH \
                  (apt-get install -y chromium)"
             );
-            eprintln!(
+            // Straight to stderr: the test harness captures eprintln! of a
+            // passing test, and a skip must be seen.
+            let _ = writeln!(
+                std::io::stderr(),
                 "\n*** SKIPPED: the browser test of `serve` needs Chromium \
                  (apt-get install -y chromium); set SOLVE2048_REQUIRE_BROWSER=1 to make \
                  this a failure ***\n"
