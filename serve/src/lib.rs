@@ -9,7 +9,7 @@
 //!
 //! Modules:
 //! - [`config`]: what the server offers and its limits, validated.
-//! - [`app`]: the router ([`app()`]) and the server loop ([`run`]).
+//! - [`app`](mod@app): the router ([`app()`]) and the server loop ([`run`]).
 //! - [`api`]: the JSON endpoints.
 //! - [`games`]: seeded games: a player's, and a person's moves replayed.
 //! - [`graph`]: the MDP graph of a 2x2 game.
