@@ -5,7 +5,6 @@
 mod args;
 mod commands;
 mod embedded;
-mod figure;
 mod human;
 mod progress;
 mod report;

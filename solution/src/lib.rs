@@ -10,13 +10,16 @@
 //! - [`export`]: the compact policy file of the states visited often enough.
 //! - [`verify`]: every chunk read back and checked against the summary.
 //! - [`stats`]: per-layer counts and value histograms, for plots.
+//! - [`states`]: every state of a layer with its value and action, to draw
+//!   small games whole.
 
 pub mod occupancy;
 pub mod play;
 pub mod query;
 pub mod solution;
+pub mod states;
 pub mod stats;
 pub mod verify;
 
-pub use query::{Answer, Status};
+pub use query::{Answer, Report, Status};
 pub use solution::{QueryError, Solution};

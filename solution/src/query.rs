@@ -1,5 +1,7 @@
 //! A question about a board a person gives (any orientation): its status,
-//! its value, the value of each move and the best one, in that orientation.
+//! its value, the value of each move and the best one, in that orientation;
+//! and [`Report`], that answer as `query --json` prints it and the server's
+//! `/api/query` returns it (one type, so that the two cannot drift apart).
 
 use std::collections::HashMap;
 
@@ -30,13 +32,70 @@ pub struct Answer {
     pub status: Status,
     /// Win probability under optimal play.
     pub value: f64,
-    /// Value of each action (left, right, up, down); None where illegal.
+    /// Value of each action (left, right, up, down); None where illegal. In
+    /// JSON an object keyed by the moves' names (`{"left": 0.9, ...}`).
+    #[serde(serialize_with = "by_name")]
     pub actions: [Option<f64>; 4],
     /// The optimal action (the stored policy, mapped to this orientation).
     pub best: Option<Direction>,
 }
 
+/// An answer with the board and game it is about: what `query --json`
+/// prints and `/api/query` returns.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Report {
+    /// The game solved (`3x3-to-1024`).
+    pub game: String,
+    /// The board as text, rows separated by `" / "`, `.` for empty.
+    pub board: String,
+    /// The board's nybble hex form (`0x...`, 16 digits).
+    pub hex: String,
+    /// The answer, its fields inlined (`status`, `value`, `actions`, `best`).
+    #[serde(flatten)]
+    pub answer: Answer,
+}
+
+/// Write the four action values as an object keyed by move name, in
+/// [`Direction::ALL`] order.
+fn by_name<S: serde::Serializer>(actions: &[Option<f64>; 4], s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut map = s.serialize_map(Some(4))?;
+    for d in Direction::ALL {
+        map.serialize_entry(d.name(), &actions[d as usize])?;
+    }
+    map.end()
+}
+
 impl Solution {
+    /// The board a person wrote (rows such as `"2 4 / . 8"`, or the hex form)
+    /// and its side, read for this store's game: the hex form does not fix
+    /// the size, so it is read as the game's board when its tiles fit there.
+    pub fn parse_board(&self, text: &str) -> Result<(Board, usize), QueryError> {
+        let (board, n) = Board::parse(text)?;
+        let game_n = self.game.size();
+        if Board::is_hex_form(text) && board.fits(game_n) {
+            return Ok((board, game_n));
+        }
+        Ok((board, n))
+    }
+
+    /// The [`Report`] on a board a person wrote (see [`Solution::parse_board`]).
+    pub async fn query_text(&self, text: &str) -> Result<Report, QueryError> {
+        let (board, n) = self.parse_board(text)?;
+        self.report(board.0, n).await
+    }
+
+    /// The [`Report`] on a board of side `n` (any orientation).
+    pub async fn report(&self, board: u64, n: usize) -> Result<Report, QueryError> {
+        let answer = self.query(board, n).await?;
+        Ok(Report {
+            game: self.game.name(),
+            board: Board(board).to_text(n),
+            hex: format!("{board:#018x}"),
+            answer,
+        })
+    }
+
     /// Answer for a board given by a person (any orientation, side `n`).
     pub async fn query(&self, board: u64, n: usize) -> Result<Answer, QueryError> {
         let game = self.game;

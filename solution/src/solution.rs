@@ -40,6 +40,9 @@ pub enum QueryError {
         /// Version found.
         found: u16,
     },
+    /// A board written wrong (shape, cell or hex form).
+    #[error(transparent)]
+    BadBoard(#[from] solve2048_core::board::BoardParseError),
     /// A board of another size than the game's.
     #[error("the board is {found}x{found} but the store solves {game}")]
     WrongSize {

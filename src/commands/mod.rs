@@ -11,6 +11,7 @@ pub mod plan;
 pub mod play;
 pub mod plot;
 pub mod query;
+pub mod serve;
 pub mod solve;
 pub mod status;
 pub mod verify;
@@ -31,6 +32,8 @@ pub enum Command {
     Chunks(chunks::Args),
     /// The value of a board and of each move, from a solved store.
     Query(query::Args),
+    /// Serve a web page and a JSON API over a solved store (read-only).
+    Serve(serve::Args),
     /// Play seeded games with the optimal policy of a solved store.
     Play(play::Args),
     /// Visit probabilities under optimal play: win/lose split, expected moves.
@@ -55,6 +58,7 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         Command::Status(args) => status::run(args),
         Command::Chunks(args) => chunks::run(args),
         Command::Query(args) => query::run(args),
+        Command::Serve(args) => serve::run(args),
         Command::Play(args) => play::run(args),
         Command::Occupancy(args) => occupancy::run(args),
         Command::ExportPolicy(args) => export_policy::run(args),

@@ -1,7 +1,7 @@
 //! `solve2048 query`: the value of a board and of each move, from a solved
 //! store, in the orientation given.
 
-use solve2048_core::{Board, Direction};
+use solve2048_core::Direction;
 use solve2048_solution::Solution;
 
 use crate::args::SolvedStoreArgs;
@@ -16,53 +16,25 @@ pub struct Args {
     /// or the 16-digit nybble hex form (0x...).
     #[arg(long)]
     board: String,
-    /// Print one JSON object on stdout.
+    /// Print one JSON object on stdout (the same object `serve` answers
+    /// `/api/query` with).
     #[arg(long)]
     json: bool,
 }
 
 /// Run `query`.
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let (board, n) = Board::parse(&args.board)?;
     let rt = runtime()?;
     let solution = rt.block_on(Solution::open(open_existing(&args.store.store)?))?;
-    // The hex form does not fix the size: read it as the store's game when its
-    // tiles fit there.
-    let game_n = solution.game().size();
-    let n = if Board::is_hex_form(&args.board) && board.fits(game_n) {
-        game_n
-    } else {
-        n
-    };
-    let answer = rt.block_on(solution.query(board.0, n))?;
+    let report = rt.block_on(solution.query_text(&args.board))?;
     if args.json {
-        let actions: serde_json::Map<String, serde_json::Value> = Direction::ALL
-            .iter()
-            .map(|d| {
-                (
-                    d.name().to_string(),
-                    serde_json::json!(answer.actions[*d as usize]),
-                )
-            })
-            .collect();
-        let out = serde_json::json!({
-            "game": solution.game().name(),
-            "board": board.to_text(n),
-            "hex": format!("{:#018x}", board.0),
-            "status": answer.status,
-            "value": answer.value,
-            "actions": actions,
-            "best": answer.best.map(Direction::name),
-        });
-        println!("{out}");
+        println!("{}", serde_json::to_string(&report)?);
         return Ok(());
     }
+    let (board, n) = solution.parse_board(&args.board)?;
+    let answer = &report.answer;
     print!("{}", board.to_grid(n));
-    println!(
-        "game: {}   status: {:?}",
-        solution.game().name(),
-        answer.status
-    );
+    println!("game: {}   status: {:?}", report.game, answer.status);
     println!("win probability under optimal play: {:.10}", answer.value);
     for d in Direction::ALL {
         match answer.actions[d as usize] {
