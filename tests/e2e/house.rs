@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// The crates' source roots.
-const CRATES: [&str; 8] = [
+const CRATES: [&str; 9] = [
     "src",
     "core/src",
     "proto/src",
@@ -17,6 +17,7 @@ const CRATES: [&str; 8] = [
     "worker/src",
     "coordinator/src",
     "players/src",
+    "serve/src",
 ];
 
 /// Lines a file may hold before its `#[cfg(test)]` module.
