@@ -210,16 +210,18 @@ impl Records {
     /// Read the job manifest, if any.
     pub async fn manifest(&self) -> Result<Option<JobManifest>, CoordinatorError> {
         match self.store.get(layout::JOB).await? {
-            Some(bytes) => match JobManifest::parse(&bytes) {
+            Some(bytes) => match solve2048_store::record::manifest(&bytes) {
                 Ok(m) => Ok(Some(m)),
                 Err(ManifestError::Version { found }) => Err(CoordinatorError::FormatVersion {
                     location: self.location().to_string(),
                     found,
                 }),
-                Err(ManifestError::Damaged(reason)) => Err(CoordinatorError::Damaged {
-                    object: layout::JOB.to_string(),
-                    reason,
-                }),
+                Err(ManifestError::Damaged(reason)) => {
+                    Err(CoordinatorError::Store(StoreError::Damaged {
+                        object: layout::JOB.to_string(),
+                        reason,
+                    }))
+                }
             },
             None => Ok(None),
         }
@@ -250,8 +252,10 @@ impl Records {
 
     /// Commit a task's output (after all its objects are written).
     pub async fn commit(&self, task: &Task, output: &TaskOutput) -> Result<(), CoordinatorError> {
-        let bytes = serde_json::to_vec(output).expect("outputs serialize");
-        Ok(self.store.put(&layout::commit(&task.key()), bytes).await?)
+        Ok(self
+            .store
+            .put_json_compact(&layout::commit(&task.key()), output)
+            .await?)
     }
 }
 

@@ -359,6 +359,37 @@ impl Store {
         Ok(metas.into_iter().map(|m| m.location.to_string()).collect())
     }
 
+    /// Every object under `prefix` (`""`: the whole store) with its size in
+    /// bytes.
+    pub async fn list_sizes(&self, prefix: &str) -> Result<Vec<(String, u64)>, StoreError> {
+        let path = (!prefix.is_empty()).then(|| ObjectPath::from(prefix));
+        let metas: Vec<_> =
+            self.inner
+                .list(path.as_ref())
+                .try_collect()
+                .await
+                .map_err(|source| StoreError::Read {
+                    object: format!("{prefix}/"),
+                    source,
+                })?;
+        Ok(metas
+            .into_iter()
+            .map(|m| (m.location.to_string(), m.size))
+            .collect())
+    }
+
+    /// Whether `object` exists.
+    pub async fn exists(&self, object: &str) -> Result<bool, StoreError> {
+        match self.inner.head(&ObjectPath::from(object)).await {
+            Ok(_) => Ok(true),
+            Err(object_store::Error::NotFound { .. }) => Ok(false),
+            Err(source) => Err(StoreError::Read {
+                object: object.to_string(),
+                source,
+            }),
+        }
+    }
+
     /// Remove the empty folders a local store keeps under `prefix` once its
     /// objects are deleted (a bucket has no folders). Best effort.
     pub fn remove_empty_folders(&self, prefix: &str) {
@@ -389,26 +420,19 @@ impl Store {
             .map(std::path::PathBuf::from)
     }
 
-    /// Read a JSON record, or `None` when it does not exist; a record that
-    /// does not parse is named.
+    /// Read a checksummed JSON record ([`crate::record`]), or `None` when it
+    /// does not exist; a record whose checksum or shape is wrong is named.
     pub async fn get_json_opt<T: serde::de::DeserializeOwned>(
         &self,
         object: &str,
     ) -> Result<Option<T>, StoreError> {
         match self.get(object).await? {
-            Some(bytes) => {
-                serde_json::from_slice(&bytes)
-                    .map(Some)
-                    .map_err(|e| StoreError::Damaged {
-                        object: object.to_string(),
-                        reason: e.to_string(),
-                    })
-            }
+            Some(bytes) => parse_record(object, &bytes).map(Some),
             None => Ok(None),
         }
     }
 
-    /// Read a JSON record that must exist.
+    /// Read a checksummed JSON record that must exist.
     pub async fn get_json<T: serde::de::DeserializeOwned>(
         &self,
         object: &str,
@@ -420,15 +444,40 @@ impl Store {
             })
     }
 
-    /// Write a JSON record (one atomic put).
+    /// Write a checksummed JSON record (one atomic put), indented for people.
     pub async fn put_json<T: serde::Serialize>(
         &self,
         object: &str,
         value: &T,
     ) -> Result<(), StoreError> {
-        let bytes = serde_json::to_vec_pretty(value).expect("records serialize");
-        self.put(object, bytes).await
+        let body = serde_json::to_vec_pretty(value).expect("records serialize");
+        self.put(object, crate::record::seal(&body)).await
     }
+
+    /// Write a checksummed JSON record on one line (commit records: many,
+    /// and read by programs).
+    pub async fn put_json_compact<T: serde::Serialize>(
+        &self,
+        object: &str,
+        value: &T,
+    ) -> Result<(), StoreError> {
+        let body = serde_json::to_vec(value).expect("records serialize");
+        self.put(object, crate::record::seal(&body)).await
+    }
+}
+
+/// Parse the bytes of checksummed record `object`, naming it when they are
+/// refused.
+pub fn parse_record<T: serde::de::DeserializeOwned>(
+    object: &str,
+    bytes: &[u8],
+) -> Result<T, StoreError> {
+    let damaged = |reason: String| StoreError::Damaged {
+        object: object.to_string(),
+        reason,
+    };
+    let body = crate::record::open(bytes).map_err(|e| damaged(e.to_string()))?;
+    serde_json::from_slice(body).map_err(|e| damaged(format!("does not parse: {e}")))
 }
 
 #[cfg(test)]

@@ -209,18 +209,26 @@ fn store_of_another_game_or_format_is_refused() {
         &solve(&s, &["--board", "2", "--target", "16", "--chunk-size", "3"]),
         "holds a different job",
     );
+    // A store of format version 3 wrote job.json as plain JSON, with no
+    // checksum: it gets the version message, not "damaged".
     let job = s.join("job.json");
-    let text = std::fs::read_to_string(&job).unwrap().replace(
-        &format!(
-            "\"format_version\": {}",
-            solve2048_core::chunk::FORMAT_VERSION
-        ),
-        "\"format_version\": 99",
-    );
-    std::fs::write(&job, text).unwrap();
+    let original = std::fs::read_to_string(&job).unwrap();
+    let record: serde_json::Value = serde_json::from_str(&original).unwrap();
+    let mut old = record["record"].clone();
+    old["format_version"] = 3.into();
+    std::fs::write(&job, serde_json::to_vec_pretty(&old).unwrap()).unwrap();
     fails_with(
         &solve(&s, &["--board", "2", "--target", "16"]),
-        "uses chunk format version 99",
+        "uses chunk format version 3",
+    );
+    // The manifest with one more digit in a number still parses, but its
+    // checksum refuses it.
+    let damaged = original.replacen("\"chunk_size\": ", "\"chunk_size\": 1", 1);
+    assert_ne!(damaged, original);
+    std::fs::write(&job, damaged).unwrap();
+    fails_with(
+        &solve(&s, &["--board", "2", "--target", "16"]),
+        "record job.json is damaged",
     );
 }
 
