@@ -8,7 +8,6 @@
 //! - [`play`]: seeded games with the optimal policy.
 //! - [`occupancy`]: visit probabilities under optimal play.
 //! - [`export`]: the compact policy file of the states visited often enough.
-//! - [`verify`]: every chunk read back and checked against the summary.
 //! - [`stats`]: per-layer counts and value histograms, for plots.
 
 pub mod occupancy;
@@ -16,7 +15,6 @@ pub mod play;
 pub mod query;
 pub mod solution;
 pub mod stats;
-pub mod verify;
 
 pub use query::{Answer, Status};
 pub use solution::{QueryError, Solution};
