@@ -92,7 +92,7 @@ async fn serve(
         take_over: args.take_over,
         status_every: Duration::from_secs(5),
     };
-    eprintln!(
+    crate::human::eprint_line(&format!(
         "coordinator for {} serving on {}{}",
         job.game.name(),
         listener.local_addr()?,
@@ -100,7 +100,7 @@ async fn serve(
             .as_ref()
             .map(|m| format!(", metrics on http://{m}/metrics"))
             .unwrap_or_default()
-    );
+    ));
     let records = Records::new(store);
     let summary = serve_job(
         records,
