@@ -139,6 +139,16 @@ impl Lock {
         })
     }
 
+    /// Make this coordinator's epoch at least `min` (a repair that lost the
+    /// previous lock starts after every attempt it finds in the store).
+    pub async fn raise_epoch(&mut self, min: u32) -> Result<(), CoordinatorError> {
+        if self.record.epoch < min {
+            self.record.epoch = min;
+            self.records.put_json(layout::LOCK, &self.record).await?;
+        }
+        Ok(())
+    }
+
     /// The epoch of this coordinator.
     pub fn epoch(&self) -> u32 {
         self.record.epoch

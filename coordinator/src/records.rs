@@ -92,6 +92,20 @@ pub enum CoordinatorError {
         /// The error, naming the object.
         error: String,
     },
+    /// A repair could not restore a damaged object.
+    #[error("repair failed: {reason}")]
+    RepairFailed {
+        /// Why.
+        reason: String,
+    },
+    /// The store is damaged; says how to repair it.
+    #[error("store {location} is damaged: {error}\n`solve2048 verify --store {location}` lists every damaged object; rerun this same command with --repair to set them aside in quarantine/ and redo the tasks that wrote them")]
+    StoreDamaged {
+        /// Store location.
+        location: String,
+        /// The first damage met.
+        error: String,
+    },
     /// A task failed on every attempt.
     #[error("task {task} failed {attempts} times; last error: {error}")]
     TaskFailed {
@@ -102,6 +116,27 @@ pub enum CoordinatorError {
         /// The last error.
         error: String,
     },
+}
+
+impl CoordinatorError {
+    /// Whether it says the store is damaged (a record or chunk refused, or a
+    /// committed object missing), which `--repair` mends.
+    pub fn is_damage(&self) -> bool {
+        match self {
+            CoordinatorError::Store(
+                StoreError::Damaged { .. }
+                | StoreError::Rejected { .. }
+                | StoreError::Missing { .. },
+            )
+            | CoordinatorError::Damaged { .. } => true,
+            CoordinatorError::TaskFatal { error, .. } => {
+                error.contains("rejected ")
+                    || error.contains("is damaged")
+                    || error.contains("is missing from the store")
+            }
+            _ => false,
+        }
+    }
 }
 
 /// The records of one job's store.

@@ -42,6 +42,10 @@ pub struct Args {
     /// Start even though another coordinator holds the store's lock.
     #[arg(long)]
     take_over: bool,
+    /// Check every object of the store first, set the damaged ones aside in
+    /// quarantine/ (with the reason) and redo the tasks that wrote them.
+    #[arg(long)]
+    repair: bool,
     /// Print one JSON object with the results on stdout.
     #[arg(long)]
     json: bool,
@@ -90,6 +94,7 @@ async fn serve(
         token,
         tls,
         take_over: args.take_over,
+        repair: args.repair,
         status_every: Duration::from_secs(5),
     };
     crate::human::eprint_line(&format!(

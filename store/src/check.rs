@@ -92,6 +92,10 @@ pub struct CheckReport {
     pub totals: Option<SolvedTotals>,
     /// Every damaged or missing object, by name.
     pub rejected: Vec<Rejected>,
+    /// The latest coordinator epoch any attempt in the store (or its
+    /// quarantine) carries: a coordinator whose lock was lost must start
+    /// after it, so its attempts never reuse a name.
+    pub max_epoch: u32,
 }
 
 /// Why a store could not be checked at all.
@@ -165,9 +169,13 @@ pub async fn check_store(
 ) -> Result<CheckReport, CheckError> {
     let t0 = Instant::now();
     let concurrency = concurrency.max(1);
-    let listed: BTreeMap<String, u64> = store
-        .list_sizes("")
-        .await?
+    let all = store.list_sizes("").await?;
+    let mut max_epoch = all
+        .iter()
+        .filter_map(|(o, _)| epoch_of(o))
+        .max()
+        .unwrap_or(0);
+    let listed: BTreeMap<String, u64> = all
         .into_iter()
         .filter(|(o, _)| !o.starts_with(&format!("{QUARANTINE}/")))
         .collect();
@@ -267,20 +275,23 @@ pub async fn check_store(
         });
     }
 
+    for out in commits.values() {
+        for object in layout::outputs_of(out) {
+            max_epoch = max_epoch.max(epoch_of(&object).unwrap_or(0));
+        }
+    }
+
     // Then every output, by what names it.
     let units = plan_units(&commits, &listed, &mut rejected);
     let unreferenced = units
         .iter()
         .filter(|u| matches!(u, Unit::Unreferenced { .. }))
         .count() as u64;
-    let results = futures::stream::iter(
-        units
-            .into_iter()
-            .map(|unit| check_unit(store, unit, &listed, &tick)),
-    )
-    .buffer_unordered(concurrency)
-    .collect::<Vec<UnitResult>>()
-    .await;
+    let results =
+        futures::stream::iter(units.into_iter().map(|unit| check_unit(store, unit, &tick)))
+            .buffer_unordered(concurrency)
+            .collect::<Vec<UnitResult>>()
+            .await;
     let mut solved_chunks = 0u64;
     let mut states = 0u64;
     let mut digest = 0u64;
@@ -323,7 +334,19 @@ pub async fn check_store(
         solved: summary.is_some(),
         totals,
         rejected,
+        max_epoch,
     })
+}
+
+/// The coordinator epoch in an object's attempt tag (`-a` and 16 hex
+/// digits, the epoch the first 8).
+fn epoch_of(object: &str) -> Option<u32> {
+    let name = object.rsplit('/').next()?;
+    let stem = name.split('.').next()?;
+    let tag = &stem[stem.rfind("-a")? + 2..];
+    (tag.len() == 16)
+        .then(|| u32::from_str_radix(&tag[..8], 16).ok())
+        .flatten()
 }
 
 /// The reason of a record's error, without its name (the report names it).
@@ -369,11 +392,10 @@ fn plan_units(
     let mut named: BTreeSet<String> = BTreeSet::new();
     let mut bundles: BTreeMap<String, Vec<Section>> = BTreeMap::new();
     let mut solved_states: BTreeSet<String> = BTreeSet::new();
-    for (key, out) in commits {
+    for out in commits.values() {
         if let TaskOutput::Solved { solved, .. } = out {
             solved_states.insert(layout::states_of(&solved.chunk));
         }
-        let _ = key;
     }
     let mut missing = |object: String, commit: &str| {
         if !listed.contains_key(&object) {
@@ -496,12 +518,7 @@ fn plan_units(
 }
 
 /// Read one unit and check it.
-async fn check_unit(
-    store: &Store,
-    unit: Unit,
-    listed: &BTreeMap<String, u64>,
-    tick: &(dyn Fn(u64, u64) + Sync),
-) -> UnitResult {
+async fn check_unit(store: &Store, unit: Unit, tick: &(dyn Fn(u64, u64) + Sync)) -> UnitResult {
     let mut out = UnitResult::default();
     let read = |object: String| async move {
         let got = store.get(&object).await;
@@ -557,10 +574,16 @@ async fn check_unit(
             if out.rejected.is_empty() {
                 let decoded = tokio::task::spawn_blocking(move || {
                     let h = |b: &[u8]| ChunkHeader::read(b).map(|(h, _)| h);
-                    let states = chunk::decode_keys(&bytes[0], &h(&bytes[0])?)?;
-                    let values = chunk::decode_values(&bytes[1], &h(&bytes[1])?)?;
-                    let policy = chunk::decode_policy(&bytes[2], &h(&bytes[2])?)?;
-                    Ok::<_, FormatError>((
+                    let states = h(&bytes[0])
+                        .and_then(|h| chunk::decode_keys(&bytes[0], &h))
+                        .map_err(|e| (0, e))?;
+                    let values = h(&bytes[1])
+                        .and_then(|h| chunk::decode_values(&bytes[1], &h))
+                        .map_err(|e| (1, e))?;
+                    let policy = h(&bytes[2])
+                        .and_then(|h| chunk::decode_policy(&bytes[2], &h))
+                        .map_err(|e| (2, e))?;
+                    Ok::<_, (usize, FormatError)>((
                         states.len() as u64,
                         result_digest(&states, &values, &policy),
                     ))
@@ -575,12 +598,12 @@ async fn check_unit(
                             objects[0], objects[1], objects[2]
                         ),
                     }),
-                    Ok(Err(e)) => out.rejected.push(Rejected {
-                        object: objects.join(", "),
+                    Ok(Err((i, e))) => out.rejected.push(Rejected {
+                        object: objects[i].clone(),
                         reason: e.to_string(),
                     }),
                     Err(_) => out.rejected.push(Rejected {
-                        object: objects.join(", "),
+                        object: objects[0].clone(),
                         reason: "decoding panicked".into(),
                     }),
                 }
@@ -647,22 +670,19 @@ async fn check_unit(
                 }
             }
         },
-        Unit::Unreferenced { object } => {
-            let _ = listed;
-            match fetch(object.clone()).await {
-                Err(r) => out.rejected.push(r),
-                Ok(b) => {
-                    let checked = if object.ends_with(".chunk") {
-                        ChunkHeader::read(&b).map(|_| ()).map_err(|e| e.to_string())
-                    } else {
-                        walk_bundle(&b)
-                    };
-                    if let Err(reason) = checked {
-                        out.rejected.push(Rejected { object, reason });
-                    }
+        Unit::Unreferenced { object } => match fetch(object.clone()).await {
+            Err(r) => out.rejected.push(r),
+            Ok(b) => {
+                let checked = if object.ends_with(".chunk") {
+                    ChunkHeader::read(&b).map(|_| ()).map_err(|e| e.to_string())
+                } else {
+                    walk_bundle(&b)
+                };
+                if let Err(reason) = checked {
+                    out.rejected.push(Rejected { object, reason });
                 }
             }
-        }
+        },
     }
     out
 }

@@ -390,6 +390,22 @@ impl Store {
         }
     }
 
+    /// Set `object` aside: its bytes go to `quarantine/<object>`, the reason
+    /// to `quarantine/<object>.reason.txt`, and the object is deleted. A
+    /// missing object gets its reason only.
+    pub async fn quarantine(&self, object: &str, reason: &str) -> Result<(), StoreError> {
+        let aside = format!("{}/{object}", crate::check::QUARANTINE);
+        if let Some(bytes) = self.get(object).await? {
+            self.put(&aside, bytes.to_vec()).await?;
+        }
+        self.put(
+            &format!("{aside}.reason.txt"),
+            format!("{reason}\n").into_bytes(),
+        )
+        .await?;
+        self.delete(object).await
+    }
+
     /// Remove the empty folders a local store keeps under `prefix` once its
     /// objects are deleted (a bucket has no folders). Best effort.
     pub fn remove_empty_folders(&self, prefix: &str) {

@@ -9,6 +9,7 @@ mod figures;
 mod memory;
 mod plan;
 mod reference;
+mod repair;
 mod resume;
 mod s3;
 mod use_solution;
