@@ -42,6 +42,48 @@ const MULTIPART_FROM: usize = 32 << 20;
 /// Size of one uploaded part.
 const PART_SIZE: usize = 16 << 20;
 
+/// A test hook that makes a store fill up: with `SOLVE2048_TEST_STORE_QUOTA`
+/// set to a number of bytes, this process's puts fail, as on a full disk or
+/// an S3 quota, once it has written that many bytes to stores (every store
+/// it opened, together). Tests use it where a small filesystem cannot be
+/// mounted.
+mod quota {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::OnceLock;
+
+    use super::StoreError;
+
+    /// The variable.
+    pub const VAR: &str = "SOLVE2048_TEST_STORE_QUOTA";
+
+    fn left() -> Option<&'static AtomicU64> {
+        static LEFT: OnceLock<Option<AtomicU64>> = OnceLock::new();
+        LEFT.get_or_init(|| {
+            std::env::var(VAR)
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .map(AtomicU64::new)
+        })
+        .as_ref()
+    }
+
+    /// Take `len` bytes of the quota for a put of `object`, or fail it.
+    pub fn take(object: &str, len: u64) -> Result<(), StoreError> {
+        let Some(left) = left() else { return Ok(()) };
+        let taken = left.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |l| l.checked_sub(len));
+        taken.map(|_| ()).map_err(|_| StoreError::Write {
+            object: object.to_string(),
+            source: object_store::Error::Generic {
+                store: "quota",
+                source: Box::new(std::io::Error::new(
+                    std::io::ErrorKind::StorageFull,
+                    format!("No space left on device (the {VAR} test quota is used up)"),
+                )),
+            },
+        })
+    }
+}
+
 /// Whether a store is opened to be written or only read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Access {
@@ -251,6 +293,7 @@ impl Store {
     /// multipart upload, which becomes visible only when it completes.
     pub async fn put(&self, object: &str, bytes: Vec<u8>) -> Result<(), StoreError> {
         self.writable(object)?;
+        quota::take(object, bytes.len() as u64)?;
         self.written
             .fetch_add(bytes.len() as u64, Ordering::Relaxed);
         let path = ObjectPath::from(object);
