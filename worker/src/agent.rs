@@ -182,7 +182,9 @@ pub fn connect(url: &str, token: &str, tls_ca: Option<&[u8]>) -> Result<Client, 
     )
 }
 
-/// Whether an error means "try again later" rather than "stop".
+/// Whether an error means "try again later" rather than "stop". A TLS
+/// certificate the worker does not trust is no passing trouble: it stops
+/// at once, saying so.
 fn transient(s: &Status) -> bool {
     matches!(
         s.code(),
@@ -191,7 +193,24 @@ fn transient(s: &Status) -> bool {
             | Code::Unknown
             | Code::Internal
             | Code::Cancelled
-    )
+    ) && !tls_refused(s)
+}
+
+/// Whether the TLS handshake failed on the coordinator's certificate.
+fn tls_refused(s: &Status) -> bool {
+    let text = describe_status(s);
+    text.contains("invalid peer certificate") || text.contains("certificate verify failed")
+}
+
+/// The error a refused call stops the worker with.
+fn refused(s: &Status) -> AgentError {
+    let mut reason = describe_status(s);
+    if tls_refused(s) {
+        reason.push_str(
+            "; the coordinator's TLS certificate is not trusted: pass the CA that signed it with --tls-ca",
+        );
+    }
+    AgentError::Refused(reason)
 }
 
 /// How one registration (session) ended.
@@ -404,7 +423,7 @@ async fn register(shared: &Shared) -> Result<pb::RegisterReply, AgentError> {
                 return Ok(r.into_inner());
             }
             Err(s) if transient(&s) => shared.backoff(&s, &mut attempt).await?,
-            Err(s) => return Err(AgentError::Refused(s.message().to_string())),
+            Err(s) => return Err(refused(&s)),
         }
     }
 }
@@ -459,7 +478,7 @@ async fn session(
                 }
                 Err(s) if s.code() == Code::NotFound => set_end(SessionEnd::Lost),
                 Err(s) if transient(&s) => shared.backoff(&s, &mut attempt).await?,
-                Err(s) => return Err(AgentError::Refused(s.message().to_string())),
+                Err(s) => return Err(refused(&s)),
             }
         }
     };
@@ -510,7 +529,7 @@ async fn slot_loop(
                 shared.backoff(&s, &mut attempt).await?;
                 continue;
             }
-            Err(s) => return Err(AgentError::Refused(s.message().to_string())),
+            Err(s) => return Err(refused(&s)),
         };
         if reply.job_finished {
             set_end(SessionEnd::Done);
