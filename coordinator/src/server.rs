@@ -75,7 +75,23 @@ fn status_of(info: &JobInfo, scheduler: &Scheduler, outcome: &Mutex<Outcome>) ->
         o.error,
         o.start_value,
         scheduler.states_ahead(),
+        scheduler.overall(),
     )
+}
+
+/// The states of every layer before the job enumerates it: `plan`'s model
+/// for 4x4 games, exact counts for games small enough to enumerate in
+/// memory in a moment; none for the larger 3x3 games (3x3 to 512 and 1024
+/// take seconds, a noticeable share of their whole solve).
+fn upfront_estimate(game: &solve2048_core::Game) -> Option<std::collections::BTreeMap<u32, u64>> {
+    if game.n == 3 && game.target() > 256 {
+        return None;
+    }
+    let mut layers = std::collections::BTreeMap::new();
+    for p in crate::capacity::part_counts(game) {
+        *layers.entry(p.sum).or_insert(0) += p.states;
+    }
+    Some(layers)
 }
 
 /// Run the job on `records`' store, serving workers on `listener` (and
@@ -138,6 +154,15 @@ async fn serve(
         None
     };
     let scheduler = Arc::new(Scheduler::new(config.lease, lock.epoch()));
+    {
+        // In the background: the job need not wait for its estimate.
+        let (scheduler, game) = (scheduler.clone(), config.job.game);
+        tokio::task::spawn_blocking(move || {
+            if let Some(layers) = upfront_estimate(&game) {
+                scheduler.set_estimate(layers);
+            }
+        });
+    }
     let info = JobInfo {
         game: config.job.game.name(),
         store: config.store.clone(),

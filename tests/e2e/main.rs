@@ -2,14 +2,17 @@
 //! figures, determinism, resume after kill -9, bad input, a coordinator
 //! with worker processes on loopback, and the command lines in `deploy/`.
 
+mod chaos;
 mod cli;
 mod cluster;
 mod deploy;
 mod figures;
+mod full;
 mod memory;
 mod plan;
 mod reference;
 mod repair;
 mod resume;
 mod s3;
+mod tls;
 mod use_solution;

@@ -27,7 +27,7 @@ use solve2048_core::task::{
 use solve2048_store::layout;
 
 use crate::records::{CoordinatorError, Records};
-use crate::scheduler::{Completed, Scheduler};
+use crate::scheduler::{Completed, OverallProgress, Scheduler};
 use repair::Repair;
 
 /// Most tasks of a stage submitted to the scheduler at once.
@@ -57,6 +57,8 @@ pub enum Progress {
         states: u64,
         /// True when skipped because already committed.
         skipped: bool,
+        /// The whole job's progress after it.
+        overall: OverallProgress,
     },
 }
 
@@ -376,6 +378,7 @@ impl Driver<'_> {
                     progress(&Progress::TaskDone {
                         states,
                         skipped: true,
+                        overall: scheduler.overall(),
                     });
                     return Ok((out, None));
                 }
@@ -396,6 +399,7 @@ impl Driver<'_> {
                             progress(&Progress::TaskDone {
                                 states,
                                 skipped: false,
+                                overall: scheduler.overall(),
                             });
                             return Ok((out, Some(done)));
                         }
