@@ -9,6 +9,7 @@ mod deploy;
 mod figures;
 mod full;
 mod memory;
+mod operate;
 mod plan;
 mod reference;
 mod repair;

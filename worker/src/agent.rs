@@ -407,6 +407,9 @@ const HAND_BACK_FOR: Duration = Duration::from_secs(5);
 async fn register(shared: &Shared) -> Result<pb::RegisterReply, AgentError> {
     let c = &shared.config;
     let mut attempt = 0;
+    // Plain-HTTP calls that reach a server which then drops or garbles the
+    // exchange, in a row: what a TLS coordinator does to them.
+    let mut garbled = 0;
     loop {
         let req = pb::RegisterRequest {
             protocol_version: pb::PROTOCOL_VERSION,
@@ -422,10 +425,42 @@ async fn register(shared: &Shared) -> Result<pb::RegisterReply, AgentError> {
                 shared.report.lock().unwrap().registrations += 1;
                 return Ok(r.into_inner());
             }
+            Err(s) if plain_to_tls(c, &s) && {
+                garbled += 1;
+                garbled >= PLAIN_TO_TLS_AFTER
+            } =>
+            {
+                return Err(AgentError::Refused(format!(
+                    "{}; the coordinator answers like a TLS server: use https:// (and --tls-ca with its CA)",
+                    describe_status(&s)
+                )))
+            }
             Err(s) if transient(&s) => shared.backoff(&s, &mut attempt).await?,
             Err(s) => return Err(refused(&s)),
         }
     }
+}
+
+/// Registrations in a row that a plain-HTTP worker sees dropped or garbled
+/// once connected before it concludes the coordinator serves TLS (a
+/// restarting coordinator refuses connections instead).
+const PLAIN_TO_TLS_AFTER: u32 = 3;
+
+/// Whether a plain-HTTP call reached a server that then dropped or garbled
+/// the HTTP/2 exchange.
+fn plain_to_tls(c: &AgentConfig, s: &Status) -> bool {
+    if !c.coordinator.starts_with("http://") {
+        return false;
+    }
+    let text = describe_status(s);
+    [
+        "broken pipe",
+        "connection closed",
+        "frame with invalid size",
+        "h2 protocol error",
+    ]
+    .iter()
+    .any(|t| text.contains(t))
 }
 
 /// Leases this session holds, with the signal that abandons each.
