@@ -246,9 +246,10 @@ fn damaged_chunk_is_detected_and_named() {
     bytes[last] ^= 0x55;
     std::fs::write(&path, bytes).unwrap();
     std::fs::remove_file(s.join("commits/solve-s00030-m03-g0000-c0000.json")).unwrap();
+    // The store is solved, so the rerun checks it whole first: refused,
+    // the chunk named, and how to repair it said.
     let out = solve(&s, &["--board", "3", "--target", "16"]);
-    fails_with(
-        &out,
-        &format!("rejected {chunk}: payload checksum mismatch"),
-    );
+    fails_with(&out, &format!("{chunk}: payload checksum mismatch"));
+    fails_with(&out, "is damaged");
+    fails_with(&out, "--repair");
 }
