@@ -47,6 +47,7 @@ pub async fn run_embedded(
     threads: usize,
     memory: u64,
     lease: &LeaseArgs,
+    repair: bool,
     progress: &(dyn Fn(&Progress) + Sync),
 ) -> anyhow::Result<Summary> {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
@@ -62,6 +63,7 @@ pub async fn run_embedded(
         token: token.clone(),
         tls: None,
         take_over: false,
+        repair,
         status_every: Duration::from_secs(5),
     };
     let records = Records::new(store.clone());

@@ -1,4 +1,7 @@
-//! Numbers for people: durations and byte counts.
+//! Numbers and messages for people: durations, byte counts, error chains,
+//! and writes to stdout and stderr that never panic.
+
+use std::io::Write;
 
 /// Bytes in a GiB.
 pub const GIB: f64 = (1u64 << 30) as f64;
@@ -19,8 +22,38 @@ pub fn clock(secs: f64) -> String {
     match s {
         0..=99 => format!("{s}s"),
         100..=5999 => format!("{}m{:02}s", s / 60, s % 60),
-        _ => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
+        6000..=172_799 => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
+        _ => format!("{}d{:02}h", s / 86400, (s % 86400) / 3600),
     }
+}
+
+/// An error and its causes on one line, each cause once: a cause whose text
+/// its parent's message already ends with (thiserror messages that quote
+/// their source) is not repeated.
+pub fn error_chain(e: &anyhow::Error) -> String {
+    let mut out = e.to_string();
+    for cause in e.chain().skip(1) {
+        let c = cause.to_string();
+        if !out.contains(&c) {
+            out.push_str(": ");
+            out.push_str(&c);
+        }
+    }
+    out
+}
+
+/// Write `text` to stdout; a closed or failing stdout is ignored (a service
+/// that printed its summary into a closed pipe has still done its job).
+pub fn print_out(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+}
+
+/// Write one line to stderr; a closed or failing stderr is ignored.
+pub fn eprint_line(text: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "{text}");
 }
 
 /// A byte count in KiB, MiB, GiB or TiB.
@@ -47,7 +80,32 @@ mod tests {
         assert_eq!(clock(42.0), "42s");
         assert_eq!(clock(725.0), "12m05s");
         assert_eq!(clock(11220.0), "3h07m");
+        assert_eq!(clock(3.0 * 86400.0 + 7200.0), "3d02h");
         assert_eq!(bytes(2048), "2.0 KiB");
         assert_eq!(bytes(3 << 30), "3.0 GiB");
+    }
+}
+
+#[cfg(test)]
+mod chain_tests {
+    use super::error_chain;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("rejected x.chunk: {source}")]
+    struct Quoting {
+        source: std::io::Error,
+    }
+
+    #[test]
+    fn a_cause_quoted_by_its_parent_is_not_repeated() {
+        let e = anyhow::Error::new(Quoting {
+            source: std::io::Error::other("payload checksum mismatch"),
+        });
+        assert_eq!(
+            error_chain(&e),
+            "rejected x.chunk: payload checksum mismatch"
+        );
+        let e = anyhow::Error::new(std::io::Error::other("disk full")).context("writing a.json");
+        assert_eq!(error_chain(&e), "writing a.json: disk full");
     }
 }

@@ -38,10 +38,21 @@ fn main() -> std::process::ExitCode {
             };
         }
     };
+    if !args.command.serves() {
+        // A command that prints a result and exits ends quietly when its
+        // reader goes away (`play ... | head`), as Unix tools do. Services
+        // keep ignoring SIGPIPE: their output is progress and logs, written
+        // without panicking (a closed log pipe must not stop a job).
+        runtime::default_sigpipe();
+    }
     let filter = tracing_subscriber::EnvFilter::try_from_env("SOLVE2048_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,usvg=error"));
+    // Colours only for a person at a terminal: a file, journald or `kubectl
+    // logs` would show the escape codes.
     let logs = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .log_internal_errors(false)
         .with_writer(std::io::stderr);
     if args.log_format == "json" {
         logs.json().init();
@@ -51,7 +62,7 @@ fn main() -> std::process::ExitCode {
     match commands::run(args.command) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            human::eprint_line(&format!("error: {}", human::error_chain(&e)));
             std::process::ExitCode::FAILURE
         }
     }

@@ -1,10 +1,16 @@
-//! Progress on the terminal and peak memory per phase.
+//! Progress on stderr and peak memory per phase: on a terminal a line
+//! redrawn in place; elsewhere (a file, `nohup`, a pod's log) a plain line
+//! every minute. Both give the whole job's percentage and ETA once its size
+//! is known or estimated.
 
 use std::io::{IsTerminal, Write};
 use std::sync::Mutex;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
+use solve2048_coordinator::scheduler::OverallProgress;
 use solve2048_coordinator::{Phase, Progress};
+
+use crate::human::{clock, eprint_line};
 
 pub use solve2048_worker::peak_rss_bytes;
 
@@ -27,6 +33,10 @@ struct State {
     skipped: u64,
     peaks: Vec<(Phase, u64)>,
     last_draw: Option<Instant>,
+    first_event: Option<Instant>,
+    overall: OverallProgress,
+    /// (time, work done) when this process started counting, for the rate.
+    since: Option<(Instant, u64)>,
 }
 
 /// Renders progress to stderr when it is a terminal; records per-phase peaks.
@@ -57,7 +67,7 @@ impl Reporter {
             Progress::PhaseEnd(phase) => {
                 s.peaks.push((*phase, peak_rss_bytes()));
                 if self.tty {
-                    eprint!("\r\x1b[2K");
+                    let _ = write!(std::io::stderr(), "\r\x1b[2K");
                 }
             }
             Progress::Stage {
@@ -68,7 +78,16 @@ impl Reporter {
                 s.stage_tasks = *tasks;
                 s.stage_done = 0;
             }
-            Progress::TaskDone { states, skipped } => {
+            Progress::TaskDone {
+                states,
+                skipped,
+                overall,
+            } => {
+                s.overall = *overall;
+                if !*skipped && s.since.is_none() {
+                    // The rate counts work done here, not work found done.
+                    s.since = Some((Instant::now(), overall.done.saturating_sub(*states)));
+                }
                 s.stage_done += 1;
                 s.phase_states += states;
                 if matches!(s.stage, "merge") {
@@ -79,37 +98,27 @@ impl Reporter {
                 }
             }
         }
+        let now = Instant::now();
+        let every = if self.tty {
+            Duration::from_millis(200)
+        } else {
+            Duration::from_secs(60)
+        };
+        let start = *s.first_event.get_or_insert(now);
+        let due = match s.last_draw {
+            Some(t) => now.duration_since(t) >= every,
+            None => now.duration_since(start) >= every || self.tty,
+        };
+        if !due || matches!(p, Progress::PhaseEnd(_)) {
+            return;
+        }
+        s.last_draw = Some(now);
+        let line = render(&s, now);
         if self.tty {
-            let now = Instant::now();
-            if s.last_draw
-                .is_none_or(|t| now.duration_since(t).as_millis() >= 200)
-            {
-                s.last_draw = Some(now);
-                let secs = s
-                    .phase_start
-                    .map_or(0.0, |t| t.elapsed().as_secs_f64())
-                    .max(1e-9);
-                let phase = match s.phase {
-                    Some(Phase::Enumerate) => "enumerate",
-                    Some(Phase::Solve) => "solve",
-                    None => "",
-                };
-                eprint!(
-                    "\r\x1b[2K{phase}: layer {} {} {}/{} | {} states found | {:.0} states/s{}",
-                    s.sum,
-                    s.stage,
-                    s.stage_done,
-                    s.stage_tasks,
-                    s.states,
-                    s.phase_states as f64 / secs,
-                    if s.skipped > 0 {
-                        format!(" | {} tasks already done", s.skipped)
-                    } else {
-                        String::new()
-                    }
-                );
-                let _ = std::io::stderr().flush();
-            }
+            let _ = write!(std::io::stderr(), "\r\x1b[2K{line}");
+            let _ = std::io::stderr().flush();
+        } else {
+            eprint_line(&line);
         }
     }
 
@@ -121,4 +130,46 @@ impl Reporter {
             .find(|(p, _)| *p == phase)
             .map_or(0, |(_, b)| *b)
     }
+}
+
+/// One progress line: the whole job's percentage and ETA (when its size is
+/// known or estimated), the phase, layer and stage, and the rate.
+fn render(s: &State, now: Instant) -> String {
+    let phase = match s.phase {
+        Some(Phase::Enumerate) => "enumerate",
+        Some(Phase::Solve) => "solve",
+        None => "starting",
+    };
+    let o = s.overall;
+    let rate = s.since.map_or(0.0, |(t, d)| {
+        o.done.saturating_sub(d) as f64 / now.duration_since(t).as_secs_f64().max(1e-3)
+    });
+    let whole = if o.total > 0 {
+        let eta = if rate > 0.0 {
+            clock((o.total - o.done) as f64 / rate)
+        } else {
+            "-".into()
+        };
+        format!(
+            "{:.1}% of the job{} | ETA {eta} | ",
+            100.0 * o.done as f64 / o.total as f64,
+            if o.estimated { " (size estimated)" } else { "" }
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "{whole}{phase}: layer {} {} {}/{} | {} states found | {:.0} states/s{}",
+        s.sum,
+        s.stage,
+        s.stage_done,
+        s.stage_tasks,
+        s.states,
+        rate,
+        if s.skipped > 0 {
+            format!(" | {} tasks already done", s.skipped)
+        } else {
+            String::new()
+        }
+    )
 }

@@ -4,6 +4,9 @@
 use solve2048_coordinator::{Phase, Summary};
 use solve2048_core::task::JobSpec;
 
+use std::fmt::Write;
+
+use crate::human::print_out;
 use crate::progress::{peak_rss_bytes, Reporter};
 
 /// Print a finished job's summary: one JSON object, or a readable report.
@@ -30,6 +33,7 @@ pub fn print_summary(
     } else {
         summary.workers_peak_rss_bytes
     };
+    let mut text = String::new();
     let per_state = |b: u64| b as f64 / summary.states.max(1) as f64;
     if json {
         let out = serde_json::json!({
@@ -59,7 +63,7 @@ pub fn print_summary(
             },
             "stages": summary.stage_kinds(),
         });
-        println!("{out}");
+        let _ = writeln!(text, "{out}");
     } else {
         let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
         let cores = threads.unwrap_or(1) as f64;
@@ -69,9 +73,14 @@ pub fn print_summary(
             "states/s"
         };
         let rate = |secs: f64| summary.states as f64 / secs.max(1e-9) / cores;
-        println!("solved {} in store {location}", game.name());
-        println!("  states (non-terminal, canonical): {}", summary.states);
-        println!(
+        let _ = writeln!(text, "solved {} in store {location}", game.name());
+        let _ = writeln!(
+            text,
+            "  states (non-terminal, canonical): {}",
+            summary.states
+        );
+        let _ = writeln!(
+            text,
             "  parts: {}  layers: {}",
             summary.parts.len(),
             summary
@@ -81,11 +90,12 @@ pub fn print_summary(
                 .collect::<std::collections::BTreeSet<_>>()
                 .len()
         );
-        println!(
+        let _ = writeln!(
+            text,
             "  value of the game (win probability): {:.10}",
             summary.start_value
         );
-        println!("  result digest: {}", summary.digest);
+        let _ = writeln!(text, "  result digest: {}", summary.digest);
         let peak_of = |b: u64| {
             if embedded {
                 format!("  peak RSS {:.2} GiB", gib(b))
@@ -93,20 +103,23 @@ pub fn print_summary(
                 String::new()
             }
         };
-        println!(
+        let _ = writeln!(
+            text,
             "  enumerate: {:8.2} s  {:>10.0} {per}{}",
             summary.enumerate_seconds,
             rate(summary.enumerate_seconds),
             peak_of(enum_peak)
         );
-        println!(
+        let _ = writeln!(
+            text,
             "  solve:     {:8.2} s  {:>10.0} {per}{}",
             summary.solve_seconds,
             rate(summary.solve_seconds),
             peak_of(solve_peak)
         );
         if !embedded {
-            println!(
+            let _ = writeln!(
+                text,
                 "  workers' peak RSS: {:.2} GiB (the largest any worker reported)",
                 gib(summary.workers_peak_rss_bytes)
             );
@@ -115,7 +128,7 @@ pub fn print_summary(
             summary.bytes_read(Phase::Enumerate),
             summary.bytes_read(Phase::Solve),
         );
-        println!(
+        let _ = writeln!(text,
             "  read from the store: enumerate {:.1} MiB ({:.2} B/state), solve {:.1} MiB ({:.2} B/state)",
             read_e as f64 / (1 << 20) as f64,
             per_state(read_e),
@@ -134,17 +147,20 @@ pub fn print_summary(
             })
             .collect();
         if !tails.is_empty() {
-            println!(
+            let _ = writeln!(
+                text,
                 "  longest task against the median, worst layer per stage: {}",
                 tails.join("; ")
             );
         }
         if summary.tasks_skipped > 0 {
-            println!(
+            let _ = writeln!(
+                text,
                 "  resumed: {} tasks were already committed, {} run now",
                 summary.tasks_skipped, summary.tasks_run
             );
         }
     }
+    print_out(&text);
     Ok(())
 }

@@ -132,3 +132,16 @@ pub fn limit_malloc_arenas() {
         }
     }
 }
+
+/// Let SIGPIPE end the process, as it ends other Unix tools: a write into a
+/// pipe whose reader is gone (`play | head`) then stops the command quietly
+/// instead of failing (Rust ignores SIGPIPE, and `println!` panics on the
+/// error). Sockets are unaffected: their writes never raise SIGPIPE.
+pub fn default_sigpipe() {
+    #[cfg(unix)]
+    // SAFETY: resetting a signal's disposition to its default, before any
+    // thread is started.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}

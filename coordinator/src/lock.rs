@@ -3,8 +3,8 @@
 //!
 //! A coordinator refuses to start on a store whose lock was renewed recently
 //! by another one, unless told to take over. A lock left by a process that
-//! is gone from this very host is stale at once, so a coordinator killed with
-//! kill -9 restarts without waiting. Each start takes the next epoch; attempt
+//! is gone from this very host (or is a zombie not reaped yet) is stale at
+//! once, so a coordinator killed with kill -9 restarts without waiting. Each start takes the next epoch; attempt
 //! ids carry it, so leases from a previous coordinator are never mistaken for
 //! current ones. A coordinator that finds its lock taken over stops.
 //!
@@ -77,10 +77,24 @@ fn held_by_other(lock: &LockRecord) -> bool {
         // dead predecessor whose pid we reuse (a restarted container, where
         // the coordinator is pid 1 every time): this is only called before
         // we hold the lock.
-        return lock.pid != std::process::id()
-            && std::path::Path::new(&format!("/proc/{}", lock.pid)).exists();
+        return lock.pid != std::process::id() && process_alive(lock.pid);
     }
     true
+}
+
+/// Whether process `pid` of this host is alive: it exists and is not a
+/// zombie (killed, but not reaped yet by its parent: it still answers
+/// `kill(pid, 0)` and still has a `/proc` entry, yet runs nothing).
+pub fn process_alive(pid: u32) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    // `pid (command) state ...`: the command may hold spaces and parentheses,
+    // so the state is the first field after the last ')'.
+    let state = stat
+        .rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().next());
+    !matches!(state, Some("Z" | "X" | "x"))
 }
 
 /// A held lock.
@@ -123,6 +137,16 @@ impl Lock {
             records: records.clone(),
             record,
         })
+    }
+
+    /// Make this coordinator's epoch at least `min` (a repair that lost the
+    /// previous lock starts after every attempt it finds in the store).
+    pub async fn raise_epoch(&mut self, min: u32) -> Result<(), CoordinatorError> {
+        if self.record.epoch < min {
+            self.record.epoch = min;
+            self.records.put_json(layout::LOCK, &self.record).await?;
+        }
+        Ok(())
     }
 
     /// The epoch of this coordinator.
@@ -201,6 +225,23 @@ mod tests {
         assert!(!held_by_other(&record(u32::MAX - 1, &host_name(), 0)));
         // Our own pid on our host: a predecessor that had the same pid.
         assert!(!held_by_other(&record(std::process::id(), &host_name(), 0)));
+        // A zombie: a child killed and not reaped yet.
+        let mut child = std::process::Command::new("sleep")
+            .arg("60")
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        assert!(held_by_other(&record(pid, &host_name(), 0)));
+        child.kill().unwrap();
+        // Wait until the kernel has made it a zombie (no wait() yet).
+        let t0 = std::time::Instant::now();
+        while process_alive(pid) {
+            assert!(t0.elapsed() < Duration::from_secs(10), "never a zombie");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert!(std::path::Path::new(&format!("/proc/{pid}")).exists());
+        assert!(!held_by_other(&record(pid, &host_name(), 0)));
+        child.wait().unwrap();
         let mut stopped = record(1, "some-other-host", 0);
         stopped.running = false;
         assert!(!held_by_other(&stopped));

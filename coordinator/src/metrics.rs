@@ -44,6 +44,30 @@ pub fn render(scheduler: &Scheduler) -> String {
             ("{state=\"failed\"}", by_state[3] as f64),
         ],
     );
+    let overall = scheduler.overall();
+    let rate = snap.states_per_second;
+    if overall.total > 0 {
+        metric(
+            "progress_ratio",
+            "gauge",
+            "Share of the whole job done (states enumerated and solved over twice its states, estimated for layers not enumerated yet).",
+            &[("", overall.done as f64 / overall.total as f64)],
+        );
+        metric(
+            "work_states_total",
+            "gauge",
+            "The whole job's work: twice its states, estimated for layers not enumerated yet.",
+            &[("", overall.total as f64)],
+        );
+        if rate > 0.0 {
+            metric(
+                "eta_seconds",
+                "gauge",
+                "Seconds left at the rate of the last minute.",
+                &[("", (overall.total - overall.done) as f64 / rate)],
+            );
+        }
+    }
     metric(
         "states_per_second",
         "gauge",

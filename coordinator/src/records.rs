@@ -92,6 +92,20 @@ pub enum CoordinatorError {
         /// The error, naming the object.
         error: String,
     },
+    /// A repair could not restore a damaged object.
+    #[error("repair failed: {reason}")]
+    RepairFailed {
+        /// Why.
+        reason: String,
+    },
+    /// The store is damaged; says how to repair it.
+    #[error("store {location} is damaged: {error}\n`solve2048 verify --store {location}` lists every damaged object; rerun this same command with --repair to set them aside in quarantine/ and redo the tasks that wrote them")]
+    StoreDamaged {
+        /// Store location.
+        location: String,
+        /// The first damage met.
+        error: String,
+    },
     /// A task failed on every attempt.
     #[error("task {task} failed {attempts} times; last error: {error}")]
     TaskFailed {
@@ -102,6 +116,27 @@ pub enum CoordinatorError {
         /// The last error.
         error: String,
     },
+}
+
+impl CoordinatorError {
+    /// Whether it says the store is damaged (a record or chunk refused, or a
+    /// committed object missing), which `--repair` mends.
+    pub fn is_damage(&self) -> bool {
+        match self {
+            CoordinatorError::Store(
+                StoreError::Damaged { .. }
+                | StoreError::Rejected { .. }
+                | StoreError::Missing { .. },
+            )
+            | CoordinatorError::Damaged { .. } => true,
+            CoordinatorError::TaskFatal { error, .. } => {
+                error.contains("rejected ")
+                    || error.contains("is damaged")
+                    || error.contains("is missing from the store")
+            }
+            _ => false,
+        }
+    }
 }
 
 /// The records of one job's store.
@@ -210,16 +245,18 @@ impl Records {
     /// Read the job manifest, if any.
     pub async fn manifest(&self) -> Result<Option<JobManifest>, CoordinatorError> {
         match self.store.get(layout::JOB).await? {
-            Some(bytes) => match JobManifest::parse(&bytes) {
+            Some(bytes) => match solve2048_store::record::manifest(&bytes) {
                 Ok(m) => Ok(Some(m)),
                 Err(ManifestError::Version { found }) => Err(CoordinatorError::FormatVersion {
                     location: self.location().to_string(),
                     found,
                 }),
-                Err(ManifestError::Damaged(reason)) => Err(CoordinatorError::Damaged {
-                    object: layout::JOB.to_string(),
-                    reason,
-                }),
+                Err(ManifestError::Damaged(reason)) => {
+                    Err(CoordinatorError::Store(StoreError::Damaged {
+                        object: layout::JOB.to_string(),
+                        reason,
+                    }))
+                }
             },
             None => Ok(None),
         }
@@ -250,8 +287,10 @@ impl Records {
 
     /// Commit a task's output (after all its objects are written).
     pub async fn commit(&self, task: &Task, output: &TaskOutput) -> Result<(), CoordinatorError> {
-        let bytes = serde_json::to_vec(output).expect("outputs serialize");
-        Ok(self.store.put(&layout::commit(&task.key()), bytes).await?)
+        Ok(self
+            .store
+            .put_json_compact(&layout::commit(&task.key()), output)
+            .await?)
     }
 }
 

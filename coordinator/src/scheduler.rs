@@ -243,6 +243,33 @@ struct State {
     counters: Counters,
     /// (time, states_done) samples for the rate, oldest first.
     samples: VecDeque<(Instant, u64)>,
+    /// The whole job's work, for the overall percentage and ETA.
+    overall: Overall,
+}
+
+/// The whole job's work in states: every state is enumerated once and
+/// solved once. Layers not merged yet count with the plan's estimate
+/// ([`crate::capacity::part_counts`]), merged ones with their real counts.
+#[derive(Default)]
+struct Overall {
+    /// Tile sum -> states (estimated, or real once merged).
+    layers: BTreeMap<u32, u64>,
+    /// Whether any layer is still an estimate.
+    estimated: bool,
+    /// States of committed (or found committed) enumerate and solve tasks.
+    done: u64,
+}
+
+/// The job's progress as a whole.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
+pub struct OverallProgress {
+    /// Work done: states enumerated plus states solved.
+    pub done: u64,
+    /// All the job's work: twice its states (estimated for layers not
+    /// enumerated yet); 0 when no estimate is known.
+    pub total: u64,
+    /// Whether `total` still holds estimates.
+    pub estimated: bool,
 }
 
 /// The queue, the leases, the workers and the task table of one job.
@@ -305,17 +332,51 @@ impl Scheduler {
         }
     }
 
+    /// Set the plan's estimate of every layer's states (tile sum -> states).
+    pub fn set_estimate(&self, layers: BTreeMap<u32, u64>) {
+        let mut st = self.state.lock().unwrap();
+        for (sum, states) in layers {
+            st.overall.layers.entry(sum).or_insert(states);
+        }
+        st.overall.estimated = true;
+    }
+
+    /// Layer `sum` is merged and holds `states`: its real count replaces the
+    /// estimate. `last`: no layer above it exists.
+    pub fn layer_counted(&self, sum: u32, states: u64, last: bool) {
+        let mut st = self.state.lock().unwrap();
+        st.overall.layers.insert(sum, states);
+        if last {
+            st.overall.layers.retain(|&s, _| s <= sum);
+            st.overall.estimated = false;
+        }
+    }
+
+    /// The job's progress as a whole.
+    pub fn overall(&self) -> OverallProgress {
+        let st = self.state.lock().unwrap();
+        let total = 2 * st.overall.layers.values().sum::<u64>();
+        OverallProgress {
+            done: st.overall.done.min(total),
+            total,
+            estimated: st.overall.estimated,
+        }
+    }
+
     /// Record a task as committed (`skipped`: found committed by an earlier run).
     pub fn done(&self, key: &str, states: u64, skipped: bool) {
         let mut st = self.state.lock().unwrap();
         let counts_states = match st.tasks.get_mut(key) {
-            Some(e) => {
+            Some(e) if e.state != TaskState::Done => {
                 e.state = TaskState::Done;
                 e.states = states;
                 e.stage == "enumerate" || e.stage == "solve"
             }
-            None => false,
+            _ => false,
         };
+        if counts_states {
+            st.overall.done += states;
+        }
         if skipped {
             st.counters.tasks_skipped += 1;
         } else {

@@ -9,11 +9,15 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use solve2048_core::task::JobSpec;
-use solve2048_store::layout;
+use std::collections::BTreeSet;
+
+use solve2048_store::check::{check_store, CheckError};
+use solve2048_store::{layout, StoreError};
 use tokio::net::TcpListener;
 use tonic::transport::server::TcpIncoming;
 use tonic::transport::{Identity, Server, ServerTlsConfig};
 
+use crate::driver::repair::Repair;
 use crate::driver::{self, Progress, Summary};
 use crate::lock::Lock;
 use crate::records::{CoordinatorError, Records};
@@ -47,6 +51,9 @@ pub struct ServerConfig {
     pub tls: Option<TlsFiles>,
     /// Replace a live coordinator's lock.
     pub take_over: bool,
+    /// Check every object first, set the damaged ones aside in
+    /// `quarantine/` and redo the tasks that wrote them.
+    pub repair: bool,
     /// How often `status.json` is rewritten.
     pub status_every: Duration,
 }
@@ -68,11 +75,28 @@ fn status_of(info: &JobInfo, scheduler: &Scheduler, outcome: &Mutex<Outcome>) ->
         o.error,
         o.start_value,
         scheduler.states_ahead(),
+        scheduler.overall(),
     )
+}
+
+/// The states of every layer before the job enumerates it: `plan`'s model
+/// for 4x4 games, exact counts for games small enough to enumerate in
+/// memory in a moment; none for the larger 3x3 games (3x3 to 512 and 1024
+/// take seconds, a noticeable share of their whole solve).
+fn upfront_estimate(game: &solve2048_core::Game) -> Option<std::collections::BTreeMap<u32, u64>> {
+    if game.n == 3 && game.target() > 256 {
+        return None;
+    }
+    let mut layers = std::collections::BTreeMap::new();
+    for p in crate::capacity::part_counts(game) {
+        *layers.entry(p.sum).or_insert(0) += p.states;
+    }
+    Some(layers)
 }
 
 /// Run the job on `records`' store, serving workers on `listener` (and
 /// metrics on `metrics`), until it is solved, fails, or `shutdown` resolves.
+/// An error that says the store is damaged says how to repair it.
 pub async fn serve_job(
     records: Records,
     listener: TcpListener,
@@ -81,13 +105,64 @@ pub async fn serve_job(
     progress: &(dyn Fn(&Progress) + Sync),
     shutdown: impl Future<Output = ()>,
 ) -> Result<Summary, CoordinatorError> {
-    records.open_job(&config.job).await?;
+    let location = records.location().to_string();
+    serve(records, listener, metrics, config, progress, shutdown)
+        .await
+        .map_err(|e| {
+            if e.is_damage() {
+                CoordinatorError::StoreDamaged {
+                    location,
+                    error: e.to_string(),
+                }
+            } else {
+                e
+            }
+        })
+}
+
+async fn serve(
+    records: Records,
+    listener: TcpListener,
+    metrics: Option<TcpListener>,
+    config: ServerConfig,
+    progress: &(dyn Fn(&Progress) + Sync),
+    shutdown: impl Future<Output = ()>,
+) -> Result<Summary, CoordinatorError> {
+    if !config.repair {
+        records.open_job(&config.job).await?;
+    }
     let addr = listener
         .local_addr()
         .map(|a| a.to_string())
         .unwrap_or_default();
-    let mut lock = Lock::acquire(&records, &addr, config.take_over).await?;
+    let mut lock = match Lock::acquire(&records, &addr, config.take_over).await {
+        // A repair is deliberate: a damaged lock is set aside like the rest.
+        Err(CoordinatorError::Store(StoreError::Damaged { object, reason }))
+            if config.repair && object == layout::LOCK =>
+        {
+            records.store().quarantine(&object, &reason).await?;
+            Lock::acquire(&records, &addr, config.take_over).await?
+        }
+        r => r?,
+    };
+    let repair = if config.repair {
+        let repair = set_damage_aside(&records, &mut lock).await?;
+        records.open_job(&config.job).await?;
+        Some(repair)
+    } else {
+        refuse_damaged_solved(&records).await?;
+        None
+    };
     let scheduler = Arc::new(Scheduler::new(config.lease, lock.epoch()));
+    {
+        // In the background: the job need not wait for its estimate.
+        let (scheduler, game) = (scheduler.clone(), config.job.game);
+        tokio::task::spawn_blocking(move || {
+            if let Some(layers) = upfront_estimate(&game) {
+                scheduler.set_estimate(layers);
+            }
+        });
+    }
     let info = JobInfo {
         game: config.job.game.name(),
         store: config.store.clone(),
@@ -143,7 +218,7 @@ pub async fn serve_job(
         }
     };
     let result = tokio::select! {
-        r = driver::run(records.clone(), config.job, &scheduler, config.max_attempts, progress) => r,
+        r = driver::run(records.clone(), config.job, &scheduler, config.max_attempts, progress, repair.as_ref()) => r,
         e = lock.renew_loop() => Err(e),
         _ = scheduler.expire_loop(Duration::from_millis(250)) => Err(CoordinatorError::Interrupted),
         _ = status_loop => Err(CoordinatorError::Interrupted),
@@ -180,7 +255,79 @@ pub async fn serve_job(
         m.abort();
     }
     if !matches!(result, Err(CoordinatorError::TakenOver { .. })) {
-        lock.release().await?;
+        // A failing store (full, say) must not hide the job's own error.
+        if let Err(e) = lock.release().await {
+            if result.is_ok() {
+                return Err(e);
+            }
+            tracing::warn!(error = %e, "cannot mark the coordinator lock released");
+        }
     }
     result
+}
+
+/// Check every object of the store and set the damaged or missing ones
+/// aside (`--repair`); the driver then redoes the tasks that wrote them.
+async fn set_damage_aside(records: &Records, lock: &mut Lock) -> Result<Repair, CoordinatorError> {
+    let store = records.store();
+    tracing::warn!(store = %store.location(), "repair: checking every object of the store");
+    let report = check_store(store, CHECK_JOBS, &|_| {})
+        .await
+        .map_err(|e| match e {
+            CheckError::Store(e) => CoordinatorError::Store(e),
+            other => CoordinatorError::Serve {
+                reason: other.to_string(),
+            },
+        })?;
+    lock.raise_epoch(report.max_epoch + 1).await?;
+    let mut damaged = BTreeSet::new();
+    for r in &report.rejected {
+        // The lock is this coordinator's own now.
+        if r.object == layout::LOCK {
+            continue;
+        }
+        tracing::warn!(object = %r.object, reason = %r.reason, "repair: set aside in quarantine/");
+        store.quarantine(&r.object, &r.reason).await?;
+        damaged.insert(r.object.clone());
+    }
+    tracing::warn!(
+        objects = report.objects,
+        damaged = damaged.len(),
+        seconds = report.seconds,
+        "repair: store checked; redoing the tasks of the damaged objects"
+    );
+    Ok(Repair::new(damaged))
+}
+
+/// Objects a store's check reads at once.
+const CHECK_JOBS: usize = 16;
+
+/// A store that is already solved is checked whole before a rerun reports
+/// it done: a rerun reads no chunk (every task is committed), so damage
+/// would otherwise pass unseen.
+async fn refuse_damaged_solved(records: &Records) -> Result<(), CoordinatorError> {
+    if !records.store().exists(layout::SUMMARY).await? {
+        return Ok(());
+    }
+    tracing::info!("the store is solved already: checking every object");
+    let report = check_store(records.store(), CHECK_JOBS, &|_| {})
+        .await
+        .map_err(|e| match e {
+            CheckError::Store(e) => CoordinatorError::Store(e),
+            other => CoordinatorError::Serve {
+                reason: other.to_string(),
+            },
+        })?;
+    match report.rejected.first() {
+        None => Ok(()),
+        Some(first) => Err(CoordinatorError::StoreDamaged {
+            location: records.location().to_string(),
+            error: format!(
+                "{} damaged or missing objects, the first {}: {}",
+                report.rejected.len(),
+                first.object,
+                first.reason
+            ),
+        }),
+    }
 }

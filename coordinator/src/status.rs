@@ -13,7 +13,7 @@ use solve2048_store::layout;
 
 use crate::lock::{unix_ms, LockRecord, STALE_AFTER};
 use crate::records::{CoordinatorError, FailureRecord, Records};
-use crate::scheduler::{Counters, Snapshot, TaskEntry, TaskState, WorkerEntry};
+use crate::scheduler::{Counters, OverallProgress, Snapshot, TaskEntry, TaskState, WorkerEntry};
 use solve2048_core::task::Phase;
 
 /// Where the job as a whole stands.
@@ -80,11 +80,18 @@ pub struct JobStatus {
     pub counters: Counters,
     /// States per second over the last minute (enumerate and solve tasks).
     pub states_per_second: f64,
-    /// States in planned work not yet done (the forward pass plans one layer
-    /// at a time, so during enumeration this covers the current stage only).
+    /// Work left, in states to enumerate plus states to solve, over the
+    /// whole job (estimated for layers not enumerated yet, from `plan`'s
+    /// model), or in planned stages where no estimate is known.
     pub states_remaining: u64,
     /// states_remaining / states_per_second.
     pub eta_seconds: Option<f64>,
+    /// The whole job's progress: work done and all its work, in states.
+    #[serde(default)]
+    pub progress: OverallProgress,
+    /// Percent of the whole job done, when its size is known or estimated.
+    #[serde(default)]
+    pub percent_done: Option<f64>,
     /// Tasks not committed (pending, leased or failed), and committed ones
     /// that failed on some attempt.
     pub open_tasks: Vec<TaskEntry>,
@@ -112,6 +119,7 @@ impl JobStatus {
         error: Option<String>,
         start_value: Option<f64>,
         states_ahead: u64,
+        progress: OverallProgress,
     ) -> JobStatus {
         let mut rows: Vec<PartRow> = Vec::new();
         let mut index: BTreeMap<(String, u32, u8), usize> = BTreeMap::new();
@@ -148,6 +156,16 @@ impl JobStatus {
             }
         }
         let rate = snap.states_per_second;
+        let (remaining, percent_done) = if state == JobState::Done {
+            (0, Some(100.0))
+        } else if progress.total > 0 {
+            (
+                progress.total - progress.done,
+                Some(100.0 * progress.done as f64 / progress.total as f64),
+            )
+        } else {
+            (remaining, None)
+        };
         JobStatus {
             game: info.game.clone(),
             store: info.store.clone(),
@@ -164,6 +182,8 @@ impl JobStatus {
             states_per_second: rate,
             states_remaining: remaining,
             eta_seconds: (rate > 0.0).then(|| remaining as f64 / rate),
+            progress,
+            percent_done,
             open_tasks: snap
                 .tasks
                 .into_iter()
@@ -194,6 +214,14 @@ pub async fn read_stored(records: &Records) -> Result<StoredStatus, CoordinatorE
     let coordinator_alive = lock.as_ref().is_some_and(|l| {
         l.running && now.saturating_sub(l.renewed_unix_ms) < STALE_AFTER.as_millis() as u64
     });
+    let mut status = status;
+    if let Some(s) = status.as_mut().filter(|_| !coordinator_alive) {
+        // Workers are alive only while a coordinator hears from them.
+        for w in &mut s.workers {
+            w.alive = false;
+            w.tasks.clear();
+        }
+    }
     Ok(StoredStatus {
         age_seconds: status
             .as_ref()

@@ -8,7 +8,6 @@
 //! - [`play`]: seeded games with the optimal policy.
 //! - [`occupancy`]: visit probabilities under optimal play.
 //! - [`export`]: the compact policy file of the states visited often enough.
-//! - [`verify`]: every chunk read back and checked against the summary.
 //! - [`stats`]: per-layer counts and value histograms, for plots.
 //! - [`states`]: every state of a layer with its value and action, to draw
 //!   small games whole.
@@ -19,7 +18,6 @@ pub mod query;
 pub mod solution;
 pub mod states;
 pub mod stats;
-pub mod verify;
 
 pub use query::{Answer, Report, Status};
 pub use solution::{QueryError, Solution};

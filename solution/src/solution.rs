@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use solve2048_core::chunk::{ChunkHeader, ChunkKind, FORMAT_VERSION};
 use solve2048_core::moves::Mover;
 use solve2048_core::part::{group_of, ChunkId};
-use solve2048_core::task::{JobManifest, LayerIndex, ManifestError, SolvedRef, SolvedSummary};
+use solve2048_core::task::{LayerIndex, ManifestError, SolvedRef, SolvedSummary};
 use solve2048_core::{Board, Direction, Game};
 use solve2048_store::{layout, Store, StoreError};
 
@@ -109,7 +109,7 @@ impl Solution {
             .ok_or_else(|| QueryError::NoJob {
                 location: location.clone(),
             })?;
-        let manifest = JobManifest::parse(&manifest).map_err(|e| match e {
+        let manifest = solve2048_store::record::manifest(&manifest).map_err(|e| match e {
             ManifestError::Version { found } => QueryError::FormatVersion {
                 location: location.clone(),
                 found,
@@ -120,14 +120,14 @@ impl Solution {
             },
         })?;
         let game = manifest.job.game;
-        let summary = store
-            .get(layout::SUMMARY)
-            .await?
-            .ok_or_else(|| QueryError::NotSolved {
-                location: location.clone(),
-                game: game.name(),
-            })?;
-        let summary = parse(layout::SUMMARY, &summary)?;
+        let summary =
+            store
+                .get_json_opt(layout::SUMMARY)
+                .await?
+                .ok_or_else(|| QueryError::NotSolved {
+                    location: location.clone(),
+                    game: game.name(),
+                })?;
         Ok(Solution {
             store,
             game,
@@ -153,10 +153,11 @@ impl Solution {
             return Ok(l.clone());
         }
         let object = layout::layer_index(sum);
-        let index = match self.store.get(&object).await? {
-            Some(bytes) => Some(Arc::new(parse::<LayerIndex>(&object, &bytes)?)),
-            None => None,
-        };
+        let index = self
+            .store
+            .get_json_opt::<LayerIndex>(&object)
+            .await?
+            .map(Arc::new);
         self.layers.lock().unwrap().insert(sum, index.clone());
         Ok(index)
     }
@@ -222,14 +223,4 @@ impl Solution {
         }
         Ok(None)
     }
-}
-
-pub(crate) fn parse<T: serde::de::DeserializeOwned>(
-    object: &str,
-    bytes: &[u8],
-) -> Result<T, QueryError> {
-    serde_json::from_slice(bytes).map_err(|e| QueryError::Damaged {
-        object: object.to_string(),
-        reason: e.to_string(),
-    })
 }

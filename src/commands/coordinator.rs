@@ -42,6 +42,10 @@ pub struct Args {
     /// Start even though another coordinator holds the store's lock.
     #[arg(long)]
     take_over: bool,
+    /// Check every object of the store first, set the damaged ones aside in
+    /// quarantine/ (with the reason) and redo the tasks that wrote them.
+    #[arg(long)]
+    repair: bool,
     /// Print one JSON object with the results on stdout.
     #[arg(long)]
     json: bool,
@@ -90,9 +94,10 @@ async fn serve(
         token,
         tls,
         take_over: args.take_over,
+        repair: args.repair,
         status_every: Duration::from_secs(5),
     };
-    eprintln!(
+    crate::human::eprint_line(&format!(
         "coordinator for {} serving on {}{}",
         job.game.name(),
         listener.local_addr()?,
@@ -100,7 +105,7 @@ async fn serve(
             .as_ref()
             .map(|m| format!(", metrics on http://{m}/metrics"))
             .unwrap_or_default()
-    );
+    ));
     let records = Records::new(store);
     let summary = serve_job(
         records,

@@ -49,6 +49,17 @@ pub enum Command {
     Plan(plan::Args),
 }
 
+impl Command {
+    /// Whether it is a service (a job's coordinator or worker, or the
+    /// embedded solve): long-running, its output progress and logs.
+    pub fn serves(&self) -> bool {
+        matches!(
+            self,
+            Command::Solve(_) | Command::Coordinator(_) | Command::Worker(_)
+        )
+    }
+}
+
 /// Run one parsed command.
 pub fn run(command: Command) -> anyhow::Result<()> {
     match command {

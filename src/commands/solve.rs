@@ -24,6 +24,10 @@ pub struct Args {
     memory: MemoryArgs,
     #[command(flatten)]
     lease: LeaseArgs,
+    /// Check every object of the store first, set the damaged ones aside in
+    /// quarantine/ (with the reason) and redo the tasks that wrote them.
+    #[arg(long)]
+    repair: bool,
     /// Print one JSON object with the results on stdout.
     #[arg(long)]
     json: bool,
@@ -46,6 +50,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         threads,
         memory,
         &args.lease,
+        args.repair,
         &|p| reporter.event(p),
     ))?;
     print_summary(

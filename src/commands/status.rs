@@ -70,6 +70,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         (Some(doc), lock) => {
             let age = stored.age_seconds.unwrap_or(0.0);
             let who = match lock {
+                _ if doc.state == status::JobState::Done => {
+                    "the job is finished; no coordinator or worker is running".to_string()
+                }
                 Some(l) if stored.coordinator_alive => {
                     format!("coordinator alive: pid {} on {}, serving {}", l.pid, l.host, l.listen)
                 }
@@ -105,9 +108,16 @@ pub fn render_status(doc: &JobStatus, all: bool) -> String {
     let c = &doc.counters;
     let _ = writeln!(
         out,
-        "rate {:.0} states/s | {} states left in planned work | ETA {} | tasks run {} skipped {} | failed attempts {} | leases expired {} | results discarded {} | {:.1} MiB read, {:.1} MiB written",
+        "{} | rate {:.0} states/s | {} states of work left{} | ETA {} | tasks run {} skipped {} | failed attempts {} | leases expired {} | results discarded {} | {:.1} MiB read, {:.1} MiB written",
+        doc.percent_done
+            .map_or("progress unknown yet".into(), |p| format!("{p:.1}% done")),
         doc.states_per_second,
         doc.states_remaining,
+        if doc.progress.estimated && doc.state != status::JobState::Done {
+            " (estimated for layers not enumerated yet)"
+        } else {
+            ""
+        },
         doc.eta_seconds.map_or("-".into(), clock),
         c.tasks_run,
         c.tasks_skipped,

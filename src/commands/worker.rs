@@ -7,6 +7,7 @@ use std::time::Duration;
 use solve2048_worker::{run_agent, AgentConfig};
 
 use crate::args::{MemoryArgs, TokenArgs};
+use crate::human::{eprint_line, print_out};
 use crate::runtime::{process_name, read_file, runtime, shutdown_signal, start_threads};
 
 /// Arguments of `worker`.
@@ -74,12 +75,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let rt = runtime()?;
     let report = rt.block_on(run_agent(config, shutdown_signal()))?;
     if args.json {
-        println!("{}", serde_json::to_string(&report)?);
+        print_out(&format!("{}\n", serde_json::to_string(&report)?));
     } else {
-        eprintln!(
+        eprint_line(&format!(
             "worker done: {} tasks completed, {} failed, {} abandoned, {} handed back",
             report.completed, report.failed, report.abandoned, report.released
-        );
+        ));
     }
     Ok(())
 }

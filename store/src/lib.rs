@@ -6,12 +6,17 @@
 //! - [`store`]: [`Store`], a local directory or an S3 bucket opened read-write
 //!   or read-only: atomic puts, JSON records, deletes and lists, retries, and
 //!   counts of the bytes read and written.
+//! - [`record`]: checksummed JSON records (every metadata object).
 //! - [`verified`]: chunk reads that verify each object and name the one they
 //!   reject.
+//! - [`check`]: every object of a store read back and checked, concurrently;
+//!   every damaged or missing one reported.
 //! - [`cache`]: a bounded local cache of fetched chunks (`worker --cache-dir`).
 
 pub mod cache;
+pub mod check;
 pub mod layout;
+pub mod record;
 pub mod store;
 pub mod verified;
 

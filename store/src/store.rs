@@ -42,6 +42,48 @@ const MULTIPART_FROM: usize = 32 << 20;
 /// Size of one uploaded part.
 const PART_SIZE: usize = 16 << 20;
 
+/// A test hook that makes a store fill up: with `SOLVE2048_TEST_STORE_QUOTA`
+/// set to a number of bytes, this process's puts fail, as on a full disk or
+/// an S3 quota, once it has written that many bytes to stores (every store
+/// it opened, together). Tests use it where a small filesystem cannot be
+/// mounted.
+mod quota {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::OnceLock;
+
+    use super::StoreError;
+
+    /// The variable.
+    pub const VAR: &str = "SOLVE2048_TEST_STORE_QUOTA";
+
+    fn left() -> Option<&'static AtomicU64> {
+        static LEFT: OnceLock<Option<AtomicU64>> = OnceLock::new();
+        LEFT.get_or_init(|| {
+            std::env::var(VAR)
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .map(AtomicU64::new)
+        })
+        .as_ref()
+    }
+
+    /// Take `len` bytes of the quota for a put of `object`, or fail it.
+    pub fn take(object: &str, len: u64) -> Result<(), StoreError> {
+        let Some(left) = left() else { return Ok(()) };
+        let taken = left.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |l| l.checked_sub(len));
+        taken.map(|_| ()).map_err(|_| StoreError::Write {
+            object: object.to_string(),
+            source: object_store::Error::Generic {
+                store: "quota",
+                source: Box::new(std::io::Error::new(
+                    std::io::ErrorKind::StorageFull,
+                    format!("No space left on device (the {VAR} test quota is used up)"),
+                )),
+            },
+        })
+    }
+}
+
 /// Whether a store is opened to be written or only read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Access {
@@ -251,6 +293,7 @@ impl Store {
     /// multipart upload, which becomes visible only when it completes.
     pub async fn put(&self, object: &str, bytes: Vec<u8>) -> Result<(), StoreError> {
         self.writable(object)?;
+        quota::take(object, bytes.len() as u64)?;
         self.written
             .fetch_add(bytes.len() as u64, Ordering::Relaxed);
         let path = ObjectPath::from(object);
@@ -359,6 +402,53 @@ impl Store {
         Ok(metas.into_iter().map(|m| m.location.to_string()).collect())
     }
 
+    /// Every object under `prefix` (`""`: the whole store) with its size in
+    /// bytes.
+    pub async fn list_sizes(&self, prefix: &str) -> Result<Vec<(String, u64)>, StoreError> {
+        let path = (!prefix.is_empty()).then(|| ObjectPath::from(prefix));
+        let metas: Vec<_> =
+            self.inner
+                .list(path.as_ref())
+                .try_collect()
+                .await
+                .map_err(|source| StoreError::Read {
+                    object: format!("{prefix}/"),
+                    source,
+                })?;
+        Ok(metas
+            .into_iter()
+            .map(|m| (m.location.to_string(), m.size))
+            .collect())
+    }
+
+    /// Whether `object` exists.
+    pub async fn exists(&self, object: &str) -> Result<bool, StoreError> {
+        match self.inner.head(&ObjectPath::from(object)).await {
+            Ok(_) => Ok(true),
+            Err(object_store::Error::NotFound { .. }) => Ok(false),
+            Err(source) => Err(StoreError::Read {
+                object: object.to_string(),
+                source,
+            }),
+        }
+    }
+
+    /// Set `object` aside: its bytes go to `quarantine/<object>`, the reason
+    /// to `quarantine/<object>.reason.txt`, and the object is deleted. A
+    /// missing object gets its reason only.
+    pub async fn quarantine(&self, object: &str, reason: &str) -> Result<(), StoreError> {
+        let aside = format!("{}/{object}", crate::check::QUARANTINE);
+        if let Some(bytes) = self.get(object).await? {
+            self.put(&aside, bytes.to_vec()).await?;
+        }
+        self.put(
+            &format!("{aside}.reason.txt"),
+            format!("{reason}\n").into_bytes(),
+        )
+        .await?;
+        self.delete(object).await
+    }
+
     /// Remove the empty folders a local store keeps under `prefix` once its
     /// objects are deleted (a bucket has no folders). Best effort.
     pub fn remove_empty_folders(&self, prefix: &str) {
@@ -389,26 +479,19 @@ impl Store {
             .map(std::path::PathBuf::from)
     }
 
-    /// Read a JSON record, or `None` when it does not exist; a record that
-    /// does not parse is named.
+    /// Read a checksummed JSON record ([`crate::record`]), or `None` when it
+    /// does not exist; a record whose checksum or shape is wrong is named.
     pub async fn get_json_opt<T: serde::de::DeserializeOwned>(
         &self,
         object: &str,
     ) -> Result<Option<T>, StoreError> {
         match self.get(object).await? {
-            Some(bytes) => {
-                serde_json::from_slice(&bytes)
-                    .map(Some)
-                    .map_err(|e| StoreError::Damaged {
-                        object: object.to_string(),
-                        reason: e.to_string(),
-                    })
-            }
+            Some(bytes) => parse_record(object, &bytes).map(Some),
             None => Ok(None),
         }
     }
 
-    /// Read a JSON record that must exist.
+    /// Read a checksummed JSON record that must exist.
     pub async fn get_json<T: serde::de::DeserializeOwned>(
         &self,
         object: &str,
@@ -420,15 +503,40 @@ impl Store {
             })
     }
 
-    /// Write a JSON record (one atomic put).
+    /// Write a checksummed JSON record (one atomic put), indented for people.
     pub async fn put_json<T: serde::Serialize>(
         &self,
         object: &str,
         value: &T,
     ) -> Result<(), StoreError> {
-        let bytes = serde_json::to_vec_pretty(value).expect("records serialize");
-        self.put(object, bytes).await
+        let body = serde_json::to_vec_pretty(value).expect("records serialize");
+        self.put(object, crate::record::seal(&body)).await
     }
+
+    /// Write a checksummed JSON record on one line (commit records: many,
+    /// and read by programs).
+    pub async fn put_json_compact<T: serde::Serialize>(
+        &self,
+        object: &str,
+        value: &T,
+    ) -> Result<(), StoreError> {
+        let body = serde_json::to_vec(value).expect("records serialize");
+        self.put(object, crate::record::seal(&body)).await
+    }
+}
+
+/// Parse the bytes of checksummed record `object`, naming it when they are
+/// refused.
+pub fn parse_record<T: serde::de::DeserializeOwned>(
+    object: &str,
+    bytes: &[u8],
+) -> Result<T, StoreError> {
+    let damaged = |reason: String| StoreError::Damaged {
+        object: object.to_string(),
+        reason,
+    };
+    let body = crate::record::open(bytes).map_err(|e| damaged(e.to_string()))?;
+    serde_json::from_slice(body).map_err(|e| damaged(format!("does not parse: {e}")))
 }
 
 #[cfg(test)]

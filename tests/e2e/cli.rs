@@ -209,18 +209,26 @@ fn store_of_another_game_or_format_is_refused() {
         &solve(&s, &["--board", "2", "--target", "16", "--chunk-size", "3"]),
         "holds a different job",
     );
+    // A store of format version 3 wrote job.json as plain JSON, with no
+    // checksum: it gets the version message, not "damaged".
     let job = s.join("job.json");
-    let text = std::fs::read_to_string(&job).unwrap().replace(
-        &format!(
-            "\"format_version\": {}",
-            solve2048_core::chunk::FORMAT_VERSION
-        ),
-        "\"format_version\": 99",
-    );
-    std::fs::write(&job, text).unwrap();
+    let original = std::fs::read_to_string(&job).unwrap();
+    let record: serde_json::Value = serde_json::from_str(&original).unwrap();
+    let mut old = record["record"].clone();
+    old["format_version"] = 3.into();
+    std::fs::write(&job, serde_json::to_vec_pretty(&old).unwrap()).unwrap();
     fails_with(
         &solve(&s, &["--board", "2", "--target", "16"]),
-        "uses chunk format version 99",
+        "uses chunk format version 3",
+    );
+    // The manifest with one more digit in a number still parses, but its
+    // checksum refuses it.
+    let damaged = original.replacen("\"chunk_size\": ", "\"chunk_size\": 1", 1);
+    assert_ne!(damaged, original);
+    std::fs::write(&job, damaged).unwrap();
+    fails_with(
+        &solve(&s, &["--board", "2", "--target", "16"]),
+        "record job.json is damaged",
     );
 }
 
@@ -238,9 +246,10 @@ fn damaged_chunk_is_detected_and_named() {
     bytes[last] ^= 0x55;
     std::fs::write(&path, bytes).unwrap();
     std::fs::remove_file(s.join("commits/solve-s00030-m03-g0000-c0000.json")).unwrap();
+    // The store is solved, so the rerun checks it whole first: refused,
+    // the chunk named, and how to repair it said.
     let out = solve(&s, &["--board", "3", "--target", "16"]);
-    fails_with(
-        &out,
-        &format!("rejected {chunk}: payload checksum mismatch"),
-    );
+    fails_with(&out, &format!("{chunk}: payload checksum mismatch"));
+    fails_with(&out, "is damaged");
+    fails_with(&out, "--repair");
 }

@@ -225,7 +225,11 @@ fn three_workers_match_the_embedded_solve_and_report_status_and_metrics() {
             .stdout,
     )
     .to_string();
-    assert!(text.contains("coordinator stopped cleanly"), "{text}");
+    assert!(text.contains("the job is finished"), "{text}");
+    assert!(
+        !text.contains(" yes "),
+        "no worker of a finished job is alive: {text}"
+    );
     let out = bin()
         .args(["chunks", "--store"])
         .arg(&store)

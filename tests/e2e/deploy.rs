@@ -553,3 +553,85 @@ fn deploy_secret_check_flags_real_looking_values() {
     let secret = "kind: Secret\nstringData:\n  SOLVE2048_TOKEN: hunter2\n  A: CHANGE_ME\n";
     assert_eq!(secret_manifest_problems("s", secret).len(), 1);
 }
+
+/// Bytes in a Kubernetes quantity such as `52Gi`, `500Mi` or `15`.
+fn quantity(q: &str) -> f64 {
+    let units = [
+        ("Ki", 1u64 << 10),
+        ("Mi", 1 << 20),
+        ("Gi", 1 << 30),
+        ("Ti", 1 << 40),
+    ];
+    for (suffix, scale) in units {
+        if let Some(n) = q.strip_suffix(suffix) {
+            return n.parse::<f64>().unwrap() * scale as f64;
+        }
+    }
+    q.strip_suffix('m')
+        .map(|m| m.parse::<f64>().unwrap() / 1000.0)
+        .unwrap_or_else(|| q.parse().unwrap())
+}
+
+#[test]
+fn kubernetes_manifests_run_as_written() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/k8s");
+    let load = |f: &str| {
+        YamlLoader::load_from_str(&std::fs::read_to_string(root.join(f)).unwrap()).unwrap()
+    };
+    let kustomization = &load("kustomization.yaml")[0];
+    let namespace = kustomization["namespace"].as_str().expect("a namespace");
+    let resources: Vec<&str> = kustomization["resources"]
+        .as_vec()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_str().unwrap())
+        .collect();
+    // The namespace is created, not assumed.
+    let created = resources.iter().flat_map(|f| load(f)).any(|d| {
+        d["kind"].as_str() == Some("Namespace") && d["metadata"]["name"].as_str() == Some(namespace)
+    });
+    assert!(created, "namespace {namespace} is never created");
+    // The coordinator is a Job: once solved it completes, nothing restarts it.
+    let coordinator = load("coordinator.yaml");
+    let job = coordinator
+        .iter()
+        .find(|d| {
+            d["metadata"]["name"].as_str() == Some("solve2048-coordinator")
+                && d["kind"].as_str() != Some("Service")
+        })
+        .unwrap();
+    assert_eq!(job["kind"].as_str(), Some("Job"));
+    assert_eq!(
+        job["spec"]["template"]["spec"]["restartPolicy"].as_str(),
+        Some("OnFailure")
+    );
+    // A worker's requests fit what a 16-CPU, 64-GiB node offers (its
+    // allocatable is below its capacity), and its limit is above them.
+    let worker = &load("worker.yaml")[0];
+    let res = &worker["spec"]["template"]["spec"]["containers"][0]["resources"];
+    let cpu = quantity(res["requests"]["cpu"].as_str().unwrap());
+    let memory = quantity(res["requests"]["memory"].as_str().unwrap());
+    let limit = quantity(res["limits"]["memory"].as_str().unwrap());
+    assert!(cpu < 16.0, "{cpu} CPUs leave nothing for the node");
+    assert!(
+        memory <= 0.9 * 64.0 * (1u64 << 30) as f64,
+        "{memory} bytes exceed a 64 GiB node's allocatable"
+    );
+    assert!(limit >= memory && limit < 64.0 * (1u64 << 30) as f64);
+    // The store and the S3 endpoint are settings, not a compose-only host.
+    let config = &load("configmap.yaml")[0]["data"];
+    assert!(config["SOLVE2048_STORE"]
+        .as_str()
+        .unwrap()
+        .starts_with("s3://"));
+    let endpoint = config["AWS_ENDPOINT_URL"].as_str().unwrap();
+    assert!(
+        !endpoint.contains("garage:3900"),
+        "{endpoint} exists only in compose"
+    );
+    let text = std::fs::read_to_string(root.join("configmap.yaml")).unwrap();
+    assert!(
+        text.contains("bucket must exist"),
+        "the bucket's creation is not documented"
+    );
+}

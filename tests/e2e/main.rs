@@ -4,15 +4,20 @@
 //! `serve`'s API and page (the page in headless Chromium).
 
 mod browser;
+mod chaos;
 mod cli;
 mod cluster;
 mod deploy;
 mod figures;
+mod full;
 mod house;
 mod memory;
+mod operate;
 mod plan;
 mod reference;
+mod repair;
 mod resume;
 mod s3;
 mod serve_api;
+mod tls;
 mod use_solution;

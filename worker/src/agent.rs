@@ -2,8 +2,11 @@
 //! keeps them alive with heartbeats, runs them with [`Worker`] and reports
 //! the outputs.
 //!
+//! - A coordinator URL that is not `http://HOST:PORT` or `https://...` is
+//!   refused at once.
 //! - A coordinator that cannot be reached is retried with backoff (it may be
-//!   restarting) for up to `give_up_after`.
+//!   restarting) for up to `give_up_after`; each failure is logged with its
+//!   error, at a decreasing rate (after 1 s, 2 s, 4 s, ... then every minute).
 //! - A coordinator that no longer knows this worker (it restarted) gets a new
 //!   registration; tasks in flight are abandoned, since their leases died
 //!   with the old coordinator.
@@ -13,8 +16,10 @@
 //!   under this attempt's own names, so no one else's output is touched. A
 //!   lease of a previous coordinator may have been committed just before it
 //!   died, so those outputs stay; the job's end sweeps them if unreferenced.
-//! - On shutdown (SIGTERM) it leases nothing more, lets running tasks finish
-//!   for up to `drain`, then hands the remaining leases back.
+//! - On shutdown (SIGTERM, Ctrl-C) it leases nothing more, lets running
+//!   tasks finish for up to `drain`, then hands the remaining leases back. A
+//!   worker running no task (waiting for work, or for an unreachable
+//!   coordinator) stops at once.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -125,8 +130,33 @@ impl Interceptor for AddToken {
 /// A client of the coordinator service.
 pub type Client = CoordinatorClient<InterceptedService<Channel, AddToken>>;
 
+/// Check that `url` names a coordinator: `http://HOST:PORT` or
+/// `https://HOST:PORT` (the port may be left out).
+pub fn check_url(url: &str) -> Result<(), AgentError> {
+    let err = |reason: &str| AgentError::Connect {
+        url: url.to_string(),
+        reason: format!("{reason}; use http://HOST:PORT, or https://HOST:PORT with TLS"),
+    };
+    let Some((scheme, _)) = url.split_once("://") else {
+        return Err(err("not a URL"));
+    };
+    if scheme != "http" && scheme != "https" {
+        return Err(err(&format!("the {scheme}:// scheme is not served")));
+    }
+    let uri: tonic::transport::Uri = url.parse().map_err(|_| err("not a URL"))?;
+    match uri.host() {
+        Some(h) if !h.is_empty() => {}
+        _ => return Err(err("no host")),
+    }
+    if !matches!(uri.path(), "" | "/") {
+        return Err(err("a coordinator URL has no path"));
+    }
+    Ok(())
+}
+
 /// Connect (lazily) to the coordinator at `url` with `token`.
 pub fn connect(url: &str, token: &str, tls_ca: Option<&[u8]>) -> Result<Client, AgentError> {
+    check_url(url)?;
     let err = |reason: String| AgentError::Connect {
         url: url.to_string(),
         reason,
@@ -152,7 +182,9 @@ pub fn connect(url: &str, token: &str, tls_ca: Option<&[u8]>) -> Result<Client, 
     )
 }
 
-/// Whether an error means "try again later" rather than "stop".
+/// Whether an error means "try again later" rather than "stop". A TLS
+/// certificate the worker does not trust is no passing trouble: it stops
+/// at once, saying so.
 fn transient(s: &Status) -> bool {
     matches!(
         s.code(),
@@ -161,7 +193,24 @@ fn transient(s: &Status) -> bool {
             | Code::Unknown
             | Code::Internal
             | Code::Cancelled
-    )
+    ) && !tls_refused(s)
+}
+
+/// Whether the TLS handshake failed on the coordinator's certificate.
+fn tls_refused(s: &Status) -> bool {
+    let text = describe_status(s);
+    text.contains("invalid peer certificate") || text.contains("certificate verify failed")
+}
+
+/// The error a refused call stops the worker with.
+fn refused(s: &Status) -> AgentError {
+    let mut reason = describe_status(s);
+    if tls_refused(s) {
+        reason.push_str(
+            "; the coordinator's TLS certificate is not trusted: pass the CA that signed it with --tls-ca",
+        );
+    }
+    AgentError::Refused(reason)
 }
 
 /// How one registration (session) ended.
@@ -180,36 +229,90 @@ struct Shared {
     stopping: AtomicBool,
     /// Set after the drain period: hand leases back now.
     hand_back: watch::Receiver<bool>,
-    /// Tracks unreachability for giving up.
-    unreachable_since: Mutex<Option<tokio::time::Instant>>,
+    /// Tracks unreachability for giving up, and when it was last logged
+    /// with the wait until the next log line.
+    unreachable: Mutex<Unreachable>,
+    /// Leases being run or reported now.
+    running: std::sync::atomic::AtomicUsize,
+}
+
+/// Since when the coordinator has been unreachable, and the log's pace.
+#[derive(Default)]
+struct Unreachable {
+    since: Option<tokio::time::Instant>,
+    logged: Option<tokio::time::Instant>,
+    log_every: Duration,
 }
 
 impl Shared {
     /// Note a transient failure; Err once the coordinator has been
     /// unreachable for too long.
     async fn backoff(&self, status: &Status, attempt: &mut u32) -> Result<(), AgentError> {
-        let since = *self
-            .unreachable_since
-            .lock()
-            .unwrap()
-            .get_or_insert_with(tokio::time::Instant::now);
+        let now = tokio::time::Instant::now();
+        let (since, log) = {
+            let mut u = self.unreachable.lock().unwrap();
+            let since = *u.since.get_or_insert(now);
+            let due = u.logged.is_none_or(|t| now - t >= u.log_every);
+            if due {
+                u.logged = Some(now);
+                u.log_every = (u.log_every * 2).clamp(Duration::from_secs(1), LOG_AT_MOST);
+            }
+            (since, due)
+        };
+        let error = describe_status(status);
         if since.elapsed() > self.config.give_up_after {
             return Err(AgentError::Unreachable {
                 url: self.config.coordinator.clone(),
                 seconds: since.elapsed().as_secs(),
-                last: status.message().to_string(),
+                last: error,
             });
+        }
+        if log {
+            tracing::warn!(
+                coordinator = %self.config.coordinator,
+                error = %error,
+                unreachable_for = %format!("{:.0} s", since.elapsed().as_secs_f64()),
+                gives_up_in = %format!("{:.0} s", self.config.give_up_after.saturating_sub(since.elapsed()).as_secs_f64()),
+                "coordinator unreachable; retrying"
+            );
         }
         *attempt = (*attempt + 1).min(6);
         let delay = Duration::from_millis(100 << *attempt);
-        tracing::debug!(error = %status.message(), ?delay, "coordinator unreachable; retrying");
         tokio::time::sleep(delay).await;
         Ok(())
     }
 
     fn reachable(&self) {
-        *self.unreachable_since.lock().unwrap() = None;
+        let mut u = self.unreachable.lock().unwrap();
+        if let Some(since) = u.since.take() {
+            if u.logged.is_some() {
+                tracing::warn!(
+                    coordinator = %self.config.coordinator,
+                    after = %format!("{:.0} s", since.elapsed().as_secs_f64()),
+                    "coordinator reachable again"
+                );
+            }
+        }
+        *u = Unreachable::default();
     }
+}
+
+/// Longest wait between two log lines about an unreachable coordinator.
+const LOG_AT_MOST: Duration = Duration::from_secs(60);
+
+/// A status as a person reads it: its message and the transport error
+/// underneath (tonic's message alone is often just "transport error").
+fn describe_status(status: &Status) -> String {
+    let mut out = status.message().to_string();
+    let mut source = std::error::Error::source(status);
+    while let Some(e) = source {
+        let text = e.to_string();
+        if !out.contains(&text) {
+            out = format!("{out}: {text}");
+        }
+        source = e.source();
+    }
+    out
 }
 
 /// Run a worker process until the job is over, an unrecoverable error, or
@@ -226,7 +329,8 @@ pub async fn run_agent(
         report: Mutex::new(AgentReport::default()),
         stopping: AtomicBool::new(false),
         hand_back,
-        unreachable_since: Mutex::new(None),
+        unreachable: Mutex::new(Unreachable::default()),
+        running: std::sync::atomic::AtomicUsize::new(0),
     });
     let work = async {
         let mut worker: Option<(String, JobSpec, Arc<Worker>)> = None;
@@ -264,28 +368,48 @@ pub async fn run_agent(
         }
     };
     let drain = shared.config.drain;
+    let idle = || shared.running.load(Ordering::SeqCst) == 0;
     let stop = async {
         shutdown.await;
+        shared.stopping.store(true, Ordering::SeqCst);
+        if idle() {
+            tracing::info!("shutting down: no task running");
+            return;
+        }
         tracing::info!(
             ?drain,
             "shutting down: no new tasks; running ones may finish"
         );
-        shared.stopping.store(true, Ordering::SeqCst);
-        tokio::time::sleep(drain).await;
+        let deadline = tokio::time::Instant::now() + drain;
+        while !idle() && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
         let _ = hand_back_tx.send(true);
-        std::future::pending::<()>().await;
+        // Hand-backs are one call each; a coordinator that is away does not
+        // keep the worker: its leases lapse on their own.
+        let deadline = tokio::time::Instant::now() + HAND_BACK_FOR;
+        while !idle() && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
     };
     tokio::select! {
         r = work => r?,
-        _ = stop => unreachable!(),
+        _ = stop => {}
     }
     let report = *shared.report.lock().unwrap();
     Ok(report)
 }
 
+/// How long a stopping worker waits for its hand-backs to reach the
+/// coordinator.
+const HAND_BACK_FOR: Duration = Duration::from_secs(5);
+
 async fn register(shared: &Shared) -> Result<pb::RegisterReply, AgentError> {
     let c = &shared.config;
     let mut attempt = 0;
+    // Plain-HTTP calls that reach a server which then drops or garbles the
+    // exchange, in a row: what a TLS coordinator does to them.
+    let mut garbled = 0;
     loop {
         let req = pb::RegisterRequest {
             protocol_version: pb::PROTOCOL_VERSION,
@@ -301,10 +425,42 @@ async fn register(shared: &Shared) -> Result<pb::RegisterReply, AgentError> {
                 shared.report.lock().unwrap().registrations += 1;
                 return Ok(r.into_inner());
             }
+            Err(s) if plain_to_tls(c, &s) && {
+                garbled += 1;
+                garbled >= PLAIN_TO_TLS_AFTER
+            } =>
+            {
+                return Err(AgentError::Refused(format!(
+                    "{}; the coordinator answers like a TLS server: use https:// (and --tls-ca with its CA)",
+                    describe_status(&s)
+                )))
+            }
             Err(s) if transient(&s) => shared.backoff(&s, &mut attempt).await?,
-            Err(s) => return Err(AgentError::Refused(s.message().to_string())),
+            Err(s) => return Err(refused(&s)),
         }
     }
+}
+
+/// Registrations in a row that a plain-HTTP worker sees dropped or garbled
+/// once connected before it concludes the coordinator serves TLS (a
+/// restarting coordinator refuses connections instead).
+const PLAIN_TO_TLS_AFTER: u32 = 3;
+
+/// Whether a plain-HTTP call reached a server that then dropped or garbled
+/// the HTTP/2 exchange.
+fn plain_to_tls(c: &AgentConfig, s: &Status) -> bool {
+    if !c.coordinator.starts_with("http://") {
+        return false;
+    }
+    let text = describe_status(s);
+    [
+        "broken pipe",
+        "connection closed",
+        "frame with invalid size",
+        "h2 protocol error",
+    ]
+    .iter()
+    .any(|t| text.contains(t))
 }
 
 /// Leases this session holds, with the signal that abandons each.
@@ -357,7 +513,7 @@ async fn session(
                 }
                 Err(s) if s.code() == Code::NotFound => set_end(SessionEnd::Lost),
                 Err(s) if transient(&s) => shared.backoff(&s, &mut attempt).await?,
-                Err(s) => return Err(AgentError::Refused(s.message().to_string())),
+                Err(s) => return Err(refused(&s)),
             }
         }
     };
@@ -408,7 +564,7 @@ async fn slot_loop(
                 shared.backoff(&s, &mut attempt).await?;
                 continue;
             }
-            Err(s) => return Err(AgentError::Refused(s.message().to_string())),
+            Err(s) => return Err(refused(&s)),
         };
         if reply.job_finished {
             set_end(SessionEnd::Done);
@@ -420,6 +576,15 @@ async fn slot_loop(
         run_lease(shared, worker, worker_id, held, lease)
             .instrument(span)
             .await?;
+    }
+}
+
+/// Counts a lease as running while it lives.
+struct Running<'a>(&'a std::sync::atomic::AtomicUsize);
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -438,6 +603,8 @@ async fn run_lease(
     held: &Arc<Held>,
     lease: pb::Lease,
 ) -> Result<(), AgentError> {
+    shared.running.fetch_add(1, Ordering::SeqCst);
+    let _running = Running(&shared.running);
     let id = AttemptId(lease.lease_id);
     let lost = Arc::new(Notify::new());
     held.lock().unwrap().insert(lease.lease_id, lost.clone());
@@ -519,4 +686,34 @@ async fn run_lease(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn coordinator_urls_are_checked_before_any_connection() {
+        for good in [
+            "http://127.0.0.1:7480",
+            "https://coord.example:7480/",
+            "http://solve2048-coordinator:7480",
+            "http://[::1]:7480",
+        ] {
+            assert!(check_url(good).is_ok(), "{good}");
+        }
+        for (bad, why) in [
+            ("not-a-url", "not a URL"),
+            ("127.0.0.1:7480", "not a URL"),
+            ("ftp://host:1", "ftp:// scheme"),
+            ("http://", "not a URL"),
+            ("http://host:7480/some/path", "no path"),
+        ] {
+            let e = check_url(bad).unwrap_err().to_string();
+            assert!(
+                e.contains(why) && e.contains("http://HOST:PORT"),
+                "{bad}: {e}"
+            );
+        }
+    }
 }

@@ -86,6 +86,8 @@ impl Driver<'_> {
             for c in &chunks {
                 *sizes.entry(c.id.part).or_default() += c.count;
             }
+            self.scheduler
+                .layer_counted(sum, chunks.iter().map(|c| c.count).sum(), false);
             // Free the run bundles no layer still waiting to merge reads
             // (a chunk's bundle holds runs for two layers).
             let read = merges.iter().flat_map(|t| match t {
@@ -120,6 +122,12 @@ impl Driver<'_> {
             }
             sum += 2;
         }
+        // No layer above the last one: drop what the estimate put there.
+        let last = layers.keys().next_back().copied().unwrap_or(4);
+        let states = layers
+            .get(&last)
+            .map_or(0, |c| c.iter().map(|c| c.count).sum());
+        self.scheduler.layer_counted(last, states, true);
         Ok((layers, requests))
     }
 

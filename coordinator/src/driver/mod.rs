@@ -12,6 +12,7 @@
 
 mod backward;
 mod forward;
+pub mod repair;
 
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -26,7 +27,8 @@ use solve2048_core::task::{
 use solve2048_store::layout;
 
 use crate::records::{CoordinatorError, Records};
-use crate::scheduler::{Completed, Scheduler};
+use crate::scheduler::{Completed, OverallProgress, Scheduler};
+use repair::Repair;
 
 /// Most tasks of a stage submitted to the scheduler at once.
 const MAX_IN_FLIGHT: usize = 1024;
@@ -55,6 +57,8 @@ pub enum Progress {
         states: u64,
         /// True when skipped because already committed.
         skipped: bool,
+        /// The whole job's progress after it.
+        overall: OverallProgress,
     },
 }
 
@@ -234,6 +238,7 @@ pub struct Driver<'a> {
     tasks_run: u64,
     tasks_skipped: u64,
     stages: Vec<StageStats>,
+    repair: Option<&'a Repair>,
 }
 
 /// Requests waiting for their answer: target layer (tile sum) -> (part,
@@ -242,13 +247,16 @@ type Requests = BTreeMap<u32, BTreeMap<(PartId, u32), Vec<RequestRef>>>;
 
 /// Run `job` to completion on `records`' store, handing tasks to workers
 /// through `scheduler` and calling `progress` as it goes. A failing task is
-/// retried up to `max_attempts` times in all before the job stops.
+/// retried up to `max_attempts` times in all before the job stops. With
+/// `repair`, committed tasks whose outputs were damaged run again (see
+/// [`repair`]).
 pub async fn run(
     records: Records,
     job: JobSpec,
     scheduler: &Scheduler,
     max_attempts: u32,
     progress: &(dyn Fn(&Progress) + Sync),
+    repair: Option<&Repair>,
 ) -> Result<Summary, CoordinatorError> {
     records.open_job(&job).await?;
     let mut c = Driver {
@@ -260,6 +268,7 @@ pub async fn run(
         tasks_run: 0,
         tasks_skipped: 0,
         stages: Vec::new(),
+        repair,
     };
     c.run_job().await
 }
@@ -337,18 +346,49 @@ impl Driver<'_> {
         let scheduler = self.scheduler;
         let attempts = self.max_attempts;
         let progress = self.progress;
+        let repair = self.repair;
         let results: Vec<(TaskOutput, Option<Completed>)> =
             futures::stream::iter(tasks.iter().map(|task| async move {
                 let key = task.key();
-                if let Some(out) = records.committed(task).await? {
+                let ctx = repair.map(|repair| repair::Ctx {
+                    records,
+                    scheduler,
+                    attempts,
+                    repair,
+                });
+                let committed = match (records.committed(task).await?, task) {
+                    (Some(out), Task::Solve { chunk, .. }) => match repair::rebased(chunk, &out) {
+                        None => Some(out),
+                        Some(Some(rebased)) => {
+                            // The same states under the name a merge run
+                            // again gave them.
+                            records.commit(task, &rebased).await?;
+                            Some(rebased)
+                        }
+                        Some(None) => None,
+                    },
+                    (committed, _) => committed,
+                };
+                if let Some(out) = committed {
+                    if let Some(ctx) = ctx.filter(|c| c.repair.names_damaged(&out)) {
+                        repair::redo_committed(ctx, task, &out).await?;
+                    }
                     let states = states_of(task, &out);
                     scheduler.done(&key, states, true);
                     progress(&Progress::TaskDone {
                         states,
                         skipped: true,
+                        overall: scheduler.overall(),
                     });
                     return Ok((out, None));
                 }
+                let task = match ctx {
+                    Some(ctx) => {
+                        std::borrow::Cow::Owned(repair::with_inputs(ctx, task.clone()).await?)
+                    }
+                    None => std::borrow::Cow::Borrowed(task),
+                };
+                let task = task.as_ref();
                 let mut last = String::new();
                 for attempt in 1..=attempts {
                     match scheduler.attempt(task).await {
@@ -359,6 +399,7 @@ impl Driver<'_> {
                             progress(&Progress::TaskDone {
                                 states,
                                 skipped: false,
+                                overall: scheduler.overall(),
                             });
                             return Ok((out, Some(done)));
                         }
@@ -388,6 +429,11 @@ impl Driver<'_> {
             .buffered(MAX_IN_FLIGHT)
             .try_collect()
             .await?;
+        if let Some(r) = repair {
+            for (task, (out, _)) in tasks.iter().zip(&results) {
+                r.note(task, out);
+            }
+        }
         let mut outputs = Vec::with_capacity(results.len());
         let mut ran: Vec<(Completed, String)> = Vec::new();
         for ((out, done), task) in results.into_iter().zip(&tasks) {

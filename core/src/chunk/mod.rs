@@ -50,8 +50,9 @@ pub const MAGIC: [u8; 8] = *b"S2048CK\0";
 /// would be read with the wrong groups. Version 3: the backward pass by
 /// requests and responses (kinds 5 and 6), values summed per tile
 /// (`kernel::solve::afterstate_value`), and groups merged in key-range
-/// pieces.
-pub const FORMAT_VERSION: u16 = 3;
+/// pieces. Version 4: every JSON record (job, commits, layer indexes,
+/// summary, ...) carries a checksum of its bytes.
+pub const FORMAT_VERSION: u16 = 4;
 /// Header length in bytes.
 pub const HEADER_LEN: usize = 72;
 
