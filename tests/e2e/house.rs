@@ -171,9 +171,12 @@ fn expand(s: &str) -> Vec<Vec<String>> {
     vec![path]
 }
 
+/// A crate's import graph: a file's module -> the modules it imports.
+type Graph = BTreeMap<Vec<String>, BTreeSet<Vec<String>>>;
+
 /// For each crate, its files' import graph: file module -> module files it
 /// names (the longest prefix of a named path that is a file of the crate).
-fn import_graphs() -> Vec<(String, BTreeMap<Vec<String>, BTreeSet<Vec<String>>>)> {
+fn import_graphs() -> Vec<(String, Graph)> {
     let mut graphs = Vec::new();
     for root in CRATES {
         let root = repo().join(root);
@@ -183,7 +186,7 @@ fn import_graphs() -> Vec<(String, BTreeMap<Vec<String>, BTreeSet<Vec<String>>>)
             .iter()
             .map(|f| (module_of(&root, f), f.clone()))
             .collect();
-        let mut graph: BTreeMap<Vec<String>, BTreeSet<Vec<String>>> = BTreeMap::new();
+        let mut graph = Graph::new();
         for (module, file) in &modules {
             let text = std::fs::read_to_string(file).unwrap();
             let edges = graph.entry(module.clone()).or_default();
@@ -206,7 +209,7 @@ fn import_graphs() -> Vec<(String, BTreeMap<Vec<String>, BTreeSet<Vec<String>>>)
 }
 
 /// A cycle in `graph`, if any, as the modules around it.
-fn find_cycle(graph: &BTreeMap<Vec<String>, BTreeSet<Vec<String>>>) -> Option<Vec<Vec<String>>> {
+fn find_cycle(graph: &Graph) -> Option<Vec<Vec<String>>> {
     #[derive(Clone, Copy, PartialEq)]
     enum Mark {
         Open,
@@ -214,7 +217,7 @@ fn find_cycle(graph: &BTreeMap<Vec<String>, BTreeSet<Vec<String>>>) -> Option<Ve
     }
     fn visit(
         m: &Vec<String>,
-        graph: &BTreeMap<Vec<String>, BTreeSet<Vec<String>>>,
+        graph: &Graph,
         marks: &mut BTreeMap<Vec<String>, Mark>,
         stack: &mut Vec<Vec<String>>,
     ) -> Option<Vec<Vec<String>>> {
