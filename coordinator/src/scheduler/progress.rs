@@ -1,0 +1,337 @@
+//! What the scheduler tracks for people: every task of the job (pending,
+//! leased, done, failed), every worker, the counters, the rate and the
+//! whole job's progress, for `status`, `chunks` and the metrics.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use solve2048_core::part::{ChunkId, PartId};
+use solve2048_core::task::{AttemptId, Phase, Task};
+use tokio::time::Instant;
+
+use super::Scheduler;
+
+/// Where a task stands.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "lowercase")]
+pub enum TaskState {
+    /// Waiting for a worker.
+    Pending,
+    /// Leased to a worker.
+    Leased {
+        /// The worker.
+        worker: String,
+        /// The lease (= the attempt).
+        lease: AttemptId,
+    },
+    /// Committed.
+    Done,
+    /// Failed on every attempt; the job stopped.
+    Failed,
+}
+
+/// One task of the job, as `status` and `chunks` show it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct TaskEntry {
+    /// The task's key.
+    pub key: String,
+    /// Forward or backward pass.
+    pub phase: Phase,
+    /// seed, merge, enumerate, solve or start.
+    pub stage: String,
+    /// The part it works on, if one.
+    pub part: Option<PartId>,
+    /// The chunk it reads, if one.
+    pub chunk: Option<ChunkId>,
+    /// States it handles (known once done for a merge).
+    pub states: u64,
+    /// Where it stands.
+    #[serde(flatten)]
+    pub state: TaskState,
+    /// Attempts made by this coordinator.
+    pub attempts: u32,
+    /// The last failure, if any.
+    pub last_error: Option<String>,
+}
+
+/// What the scheduler knows of a worker.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct WorkerEntry {
+    /// Its id.
+    pub id: String,
+    /// Host and process, for people.
+    pub name: String,
+    /// Kernel threads.
+    pub threads: u32,
+    /// Tasks it runs at once.
+    pub slots: u32,
+    /// Seconds since its last call, when the snapshot was taken.
+    pub last_seen_seconds: f64,
+    /// Keys of the tasks it holds.
+    pub tasks: Vec<String>,
+    /// Tasks it completed.
+    pub completed: u64,
+    /// Alive: heard from within the lease ttl.
+    pub alive: bool,
+    /// Bytes its tasks may hold at once (its `--memory`, less the process).
+    #[serde(default)]
+    pub memory_bytes: u64,
+    /// Its peak resident memory so far, as it last reported.
+    #[serde(default)]
+    pub peak_rss_bytes: u64,
+}
+
+/// Counters since the coordinator started.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
+pub struct Counters {
+    /// Tasks run and committed.
+    pub tasks_run: u64,
+    /// Tasks found already committed.
+    pub tasks_skipped: u64,
+    /// Attempts that failed (reported, or lease expired).
+    pub attempts_failed: u64,
+    /// Leases that lapsed.
+    pub leases_expired: u64,
+    /// Results refused because their lease was no longer current.
+    pub results_discarded: u64,
+    /// Bytes workers reported writing.
+    pub bytes_written: u64,
+    /// Bytes workers reported reading from the store.
+    #[serde(default)]
+    pub bytes_read: u64,
+    /// States handled by committed enumerate and solve tasks.
+    pub states_done: u64,
+}
+
+/// The whole job's work in states: every state is enumerated once and
+/// solved once. Layers not merged yet count with the plan's estimate
+/// ([`crate::capacity::part_counts`]), merged ones with their real counts.
+#[derive(Default)]
+pub(super) struct Overall {
+    /// Tile sum -> states (estimated, or real once merged).
+    layers: BTreeMap<u32, u64>,
+    /// Whether any layer is still an estimate.
+    estimated: bool,
+    /// States of committed (or found committed) enumerate and solve tasks.
+    done: u64,
+}
+
+/// The job's progress as a whole.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
+pub struct OverallProgress {
+    /// Work done: states enumerated plus states solved.
+    pub done: u64,
+    /// All the job's work: twice its states (estimated for layers not
+    /// enumerated yet); 0 when no estimate is known.
+    pub total: u64,
+    /// Whether `total` still holds estimates.
+    pub estimated: bool,
+}
+
+/// A copy of the scheduler's state at one instant.
+#[derive(Clone, Debug)]
+pub struct Snapshot {
+    /// Every task tracked so far.
+    pub tasks: Vec<TaskEntry>,
+    /// Every worker.
+    pub workers: Vec<WorkerEntry>,
+    /// Counters.
+    pub counters: Counters,
+    /// States per second over the last minute.
+    pub states_per_second: f64,
+    /// Tasks waiting for a worker.
+    pub queued: usize,
+    /// Tasks leased.
+    pub leased: usize,
+}
+
+/// Part, chunk and input states of a task.
+fn describe(task: &Task) -> (Option<PartId>, Option<ChunkId>, u64) {
+    match task {
+        Task::Enumerate { chunk, .. } | Task::Solve { chunk, .. } => {
+            (Some(chunk.id.part), Some(chunk.id), chunk.count)
+        }
+        Task::Merge { part, .. } => (Some(*part), None, 0),
+        Task::Gather { part, groups, .. } => (
+            Some(*part),
+            None,
+            groups
+                .iter()
+                .flat_map(|g| &g.chunks)
+                .map(|c| c.chunk.count)
+                .sum(),
+        ),
+        Task::Seed { .. } | Task::StartValue { .. } => (None, None, 0),
+    }
+}
+
+/// Window of the states-per-second rate.
+const RATE_WINDOW: Duration = Duration::from_secs(60);
+
+impl Scheduler {
+    /// The largest peak resident memory any worker reported.
+    pub fn workers_peak_rss(&self) -> u64 {
+        let st = self.state.lock().unwrap();
+        st.workers
+            .values()
+            .map(|w| w.peak_rss_bytes)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Enter the tasks of a stage in the task table as pending.
+    pub fn track(&self, phase: Phase, stage: &str, tasks: &[Task]) {
+        let mut st = self.state.lock().unwrap();
+        for task in tasks {
+            let (part, chunk, states) = describe(task);
+            st.tasks.insert(
+                task.key(),
+                TaskEntry {
+                    key: task.key(),
+                    phase,
+                    stage: stage.to_string(),
+                    part,
+                    chunk,
+                    states,
+                    state: TaskState::Pending,
+                    attempts: 0,
+                    last_error: None,
+                },
+            );
+        }
+    }
+
+    /// Set the plan's estimate of every layer's states (tile sum -> states).
+    pub fn set_estimate(&self, layers: BTreeMap<u32, u64>) {
+        let mut st = self.state.lock().unwrap();
+        for (sum, states) in layers {
+            st.overall.layers.entry(sum).or_insert(states);
+        }
+        st.overall.estimated = true;
+    }
+
+    /// Layer `sum` is merged and holds `states`: its real count replaces the
+    /// estimate. `last`: no layer above it exists.
+    pub fn layer_counted(&self, sum: u32, states: u64, last: bool) {
+        let mut st = self.state.lock().unwrap();
+        st.overall.layers.insert(sum, states);
+        if last {
+            st.overall.layers.retain(|&s, _| s <= sum);
+            st.overall.estimated = false;
+        }
+    }
+
+    /// The job's progress as a whole.
+    pub fn overall(&self) -> OverallProgress {
+        let st = self.state.lock().unwrap();
+        let total = 2 * st.overall.layers.values().sum::<u64>();
+        OverallProgress {
+            done: st.overall.done.min(total),
+            total,
+            estimated: st.overall.estimated,
+        }
+    }
+
+    /// Record a task as committed (`skipped`: found committed by an earlier run).
+    pub fn done(&self, key: &str, states: u64, skipped: bool) {
+        let mut st = self.state.lock().unwrap();
+        let counts_states = match st.tasks.get_mut(key) {
+            Some(e) if e.state != TaskState::Done => {
+                e.state = TaskState::Done;
+                e.states = states;
+                e.stage == "enumerate" || e.stage == "solve"
+            }
+            _ => false,
+        };
+        if counts_states {
+            st.overall.done += states;
+        }
+        if skipped {
+            st.counters.tasks_skipped += 1;
+        } else {
+            st.counters.tasks_run += 1;
+            if counts_states {
+                st.counters.states_done += states;
+                let (now, done) = (Instant::now(), st.counters.states_done);
+                st.samples.push_back((now, done));
+                while st.samples.len() > 2 && now - st.samples[0].0 > RATE_WINDOW {
+                    st.samples.pop_front();
+                }
+            }
+        }
+    }
+
+    /// Record a task as failed for good.
+    pub fn failed(&self, key: &str) {
+        if let Some(e) = self.state.lock().unwrap().tasks.get_mut(key) {
+            e.state = TaskState::Failed;
+        }
+    }
+
+    /// Set the states of work planned beyond the tracked tasks.
+    pub fn set_states_ahead(&self, states: u64) {
+        self.state.lock().unwrap().states_ahead = states;
+    }
+
+    /// States of work planned beyond the tracked tasks.
+    pub fn states_ahead(&self) -> u64 {
+        self.state.lock().unwrap().states_ahead
+    }
+
+    /// Counters so far.
+    pub fn counters(&self) -> Counters {
+        self.state.lock().unwrap().counters
+    }
+
+    /// Workers that were heard from since `since` ago.
+    pub fn workers_seen_within(&self, since: Duration) -> usize {
+        let now = Instant::now();
+        let st = self.state.lock().unwrap();
+        st.workers
+            .values()
+            .filter(|w| now - w.last_seen <= since)
+            .count()
+    }
+
+    /// A snapshot of the task table, the workers, the counters and the rate.
+    pub fn snapshot(&self) -> Snapshot {
+        let now = Instant::now();
+        let st = self.state.lock().unwrap();
+        let mut holding: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+        for l in st.leases.values() {
+            holding
+                .entry(l.worker.as_str())
+                .or_default()
+                .push(l.queued.key.clone());
+        }
+        let workers = st
+            .workers
+            .iter()
+            .map(|(id, w)| WorkerEntry {
+                id: id.clone(),
+                name: w.name.clone(),
+                threads: w.threads,
+                slots: w.slots,
+                last_seen_seconds: (now - w.last_seen).as_secs_f64(),
+                tasks: holding.get(id.as_str()).cloned().unwrap_or_default(),
+                completed: w.completed,
+                alive: now - w.last_seen <= self.config.ttl,
+                memory_bytes: w.memory_bytes,
+                peak_rss_bytes: w.peak_rss_bytes,
+            })
+            .collect();
+        let rate = match (st.samples.front(), st.samples.back()) {
+            (Some(a), Some(b)) if b.0 > a.0 => (b.1 - a.1) as f64 / (b.0 - a.0).as_secs_f64(),
+            _ => 0.0,
+        };
+        Snapshot {
+            tasks: st.tasks.values().cloned().collect(),
+            workers,
+            counters: st.counters,
+            states_per_second: rate,
+            queued: st.queue.len(),
+            leased: st.leases.len(),
+        }
+    }
+}
