@@ -42,6 +42,10 @@ fn chunk_path(kind: &str, id: &ChunkId, attempt: AttemptId) -> String {
 /// The job manifest.
 pub const JOB: &str = "job.json";
 
+/// Where objects set aside by a repair go, each under its own name, with a
+/// `.reason.txt` beside it.
+pub const QUARANTINE: &str = "quarantine";
+
 /// The coordinator's lock: who runs the job now.
 pub const LOCK: &str = "coordinator.json";
 

@@ -14,6 +14,8 @@
 //! before it parses anything.
 
 use solve2048_core::task::{JobManifest, ManifestError};
+
+use crate::store::{Store, StoreError};
 use xxhash_rust::xxh3::xxh3_64;
 
 /// What every record starts with.
@@ -92,6 +94,68 @@ pub fn manifest(bytes: &[u8]) -> Result<JobManifest, ManifestError> {
             _ => Err(ManifestError::Damaged(e.to_string())),
         },
     }
+}
+
+/// Reading and writing records through a store.
+impl Store {
+    /// Read a checksummed JSON record ([`crate::record`]), or `None` when it
+    /// does not exist; a record whose checksum or shape is wrong is named.
+    pub async fn get_json_opt<T: serde::de::DeserializeOwned>(
+        &self,
+        object: &str,
+    ) -> Result<Option<T>, StoreError> {
+        match self.get(object).await? {
+            Some(bytes) => parse_record(object, &bytes).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Read a checksummed JSON record that must exist.
+    pub async fn get_json<T: serde::de::DeserializeOwned>(
+        &self,
+        object: &str,
+    ) -> Result<T, StoreError> {
+        self.get_json_opt(object)
+            .await?
+            .ok_or_else(|| StoreError::Missing {
+                object: object.to_string(),
+            })
+    }
+
+    /// Write a checksummed JSON record (one atomic put), indented for people.
+    pub async fn put_json<T: serde::Serialize>(
+        &self,
+        object: &str,
+        value: &T,
+    ) -> Result<(), StoreError> {
+        let body = serde_json::to_vec_pretty(value).expect("records serialize");
+        self.put(object, seal(&body)).await
+    }
+
+    /// Write a checksummed JSON record on one line (commit records: many,
+    /// and read by programs).
+    pub async fn put_json_compact<T: serde::Serialize>(
+        &self,
+        object: &str,
+        value: &T,
+    ) -> Result<(), StoreError> {
+        let body = serde_json::to_vec(value).expect("records serialize");
+        self.put(object, seal(&body)).await
+    }
+}
+
+/// Parse the bytes of checksummed record `object`, naming it when they are
+/// refused.
+pub fn parse_record<T: serde::de::DeserializeOwned>(
+    object: &str,
+    bytes: &[u8],
+) -> Result<T, StoreError> {
+    let damaged = |reason: String| StoreError::Damaged {
+        object: object.to_string(),
+        reason,
+    };
+    let body = open(bytes).map_err(|e| damaged(e.to_string()))?;
+    serde_json::from_slice(body).map_err(|e| damaged(format!("does not parse: {e}")))
 }
 
 #[cfg(test)]

@@ -437,7 +437,7 @@ impl Store {
     /// to `quarantine/<object>.reason.txt`, and the object is deleted. A
     /// missing object gets its reason only.
     pub async fn quarantine(&self, object: &str, reason: &str) -> Result<(), StoreError> {
-        let aside = format!("{}/{object}", crate::check::QUARANTINE);
+        let aside = format!("{}/{object}", crate::layout::QUARANTINE);
         if let Some(bytes) = self.get(object).await? {
             self.put(&aside, bytes.to_vec()).await?;
         }
@@ -478,65 +478,6 @@ impl Store {
             })
             .map(std::path::PathBuf::from)
     }
-
-    /// Read a checksummed JSON record ([`crate::record`]), or `None` when it
-    /// does not exist; a record whose checksum or shape is wrong is named.
-    pub async fn get_json_opt<T: serde::de::DeserializeOwned>(
-        &self,
-        object: &str,
-    ) -> Result<Option<T>, StoreError> {
-        match self.get(object).await? {
-            Some(bytes) => parse_record(object, &bytes).map(Some),
-            None => Ok(None),
-        }
-    }
-
-    /// Read a checksummed JSON record that must exist.
-    pub async fn get_json<T: serde::de::DeserializeOwned>(
-        &self,
-        object: &str,
-    ) -> Result<T, StoreError> {
-        self.get_json_opt(object)
-            .await?
-            .ok_or_else(|| StoreError::Missing {
-                object: object.to_string(),
-            })
-    }
-
-    /// Write a checksummed JSON record (one atomic put), indented for people.
-    pub async fn put_json<T: serde::Serialize>(
-        &self,
-        object: &str,
-        value: &T,
-    ) -> Result<(), StoreError> {
-        let body = serde_json::to_vec_pretty(value).expect("records serialize");
-        self.put(object, crate::record::seal(&body)).await
-    }
-
-    /// Write a checksummed JSON record on one line (commit records: many,
-    /// and read by programs).
-    pub async fn put_json_compact<T: serde::Serialize>(
-        &self,
-        object: &str,
-        value: &T,
-    ) -> Result<(), StoreError> {
-        let body = serde_json::to_vec(value).expect("records serialize");
-        self.put(object, crate::record::seal(&body)).await
-    }
-}
-
-/// Parse the bytes of checksummed record `object`, naming it when they are
-/// refused.
-pub fn parse_record<T: serde::de::DeserializeOwned>(
-    object: &str,
-    bytes: &[u8],
-) -> Result<T, StoreError> {
-    let damaged = |reason: String| StoreError::Damaged {
-        object: object.to_string(),
-        reason,
-    };
-    let body = crate::record::open(bytes).map_err(|e| damaged(e.to_string()))?;
-    serde_json::from_slice(body).map_err(|e| damaged(format!("does not parse: {e}")))
 }
 
 #[cfg(test)]
