@@ -39,7 +39,7 @@ pub mod train;
 
 pub use error::{NotExact, PlayerError};
 pub use exact::slow_win_probability;
-pub use game::{simulate, summary, GameRecord, Outcome, Step, Summary};
+pub use game::{simulate, simulate_with, summary, GameRecord, Outcome, Step, Summary};
 pub use ntuple::{Network, TupleSpec};
 pub use player::Player;
 pub use solve2048_core::Direction;

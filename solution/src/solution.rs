@@ -40,6 +40,16 @@ pub enum QueryError {
         /// Version found.
         found: u16,
     },
+    /// A store that solves another game than the one asked for.
+    #[error("store {location} solves {solved}, not {asked}")]
+    OtherGame {
+        /// Store location.
+        location: String,
+        /// The game the store solves.
+        solved: String,
+        /// The game asked for.
+        asked: String,
+    },
     /// A board of another size than the game's.
     #[error("the board is {found}x{found} but the store solves {game}")]
     WrongSize {

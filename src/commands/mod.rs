@@ -31,7 +31,8 @@ pub enum Command {
     Chunks(chunks::Args),
     /// The value of a board and of each move, from a solved store.
     Query(query::Args),
-    /// Play seeded games with the optimal policy of a solved store.
+    /// Play seeded games with a player (the optimal policy of a solved store,
+    /// or a heuristic one): one move by move, or many and their summary.
     Play(play::Args),
     /// Visit probabilities under optimal play: win/lose split, expected moves.
     Occupancy(occupancy::Args),
