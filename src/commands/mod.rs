@@ -13,6 +13,7 @@ pub mod plot;
 pub mod query;
 pub mod solve;
 pub mod status;
+pub mod train;
 pub mod verify;
 pub mod worker;
 
@@ -34,6 +35,9 @@ pub enum Command {
     /// Play seeded games with a player (the optimal policy of a solved store,
     /// or a heuristic one): one move by move, or many and their summary.
     Play(play::Args),
+    /// Train an n-tuple network by TD(0) for the player ntuple:FILE
+    /// (seeded, resumable).
+    Train(train::Args),
     /// Visit probabilities under optimal play: win/lose split, expected moves.
     Occupancy(occupancy::Args),
     /// Write the policy of the states visited with probability >= a threshold.
@@ -57,6 +61,7 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         Command::Chunks(args) => chunks::run(args),
         Command::Query(args) => query::run(args),
         Command::Play(args) => play::run(args),
+        Command::Train(args) => train::run(args),
         Command::Occupancy(args) => occupancy::run(args),
         Command::ExportPolicy(args) => export_policy::run(args),
         Command::Plot(args) => plot::run(args),
