@@ -8,6 +8,7 @@ mod deploy;
 mod figures;
 mod memory;
 mod plan;
+mod players;
 mod reference;
 mod resume;
 mod s3;
