@@ -64,8 +64,11 @@ pub struct GameRecord {
     /// The start board.
     pub start: u64,
     /// Every move, in order. The board after step `i` is step `i + 1`'s
-    /// board, or [`GameRecord::last`].
+    /// board, or [`GameRecord::last`]. A caller that keeps many records only
+    /// for their [`summary`] may empty it ([`GameRecord::drop_steps`]).
     pub steps: Vec<Step>,
+    /// The number of moves played (the length of `steps` unless dropped).
+    pub moves: usize,
     /// The final board.
     pub last: u64,
     /// The game's score: the sum of its moves' scores.
@@ -81,7 +84,13 @@ pub struct GameRecord {
 impl GameRecord {
     /// Number of moves played.
     pub fn moves(&self) -> usize {
-        self.steps.len()
+        self.moves
+    }
+
+    /// Free the steps (a long 4x4 game holds thousands), keeping everything
+    /// a [`summary`] reads.
+    pub fn drop_steps(&mut self) {
+        self.steps = Vec::new();
     }
 
     /// Whether the target was reached.
@@ -204,6 +213,7 @@ fn play(
         seed,
         player: player.name(),
         start,
+        moves: steps.len(),
         steps,
         last: x,
         score,
@@ -447,6 +457,7 @@ mod tests {
             player: "x".into(),
             start: 0,
             steps: Vec::new(),
+            moves: 0,
             last: 0,
             score,
             max_exp,

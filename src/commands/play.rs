@@ -322,13 +322,14 @@ fn many_games(args: &Args, setup: &mut Setup) -> anyhow::Result<()> {
     let mut records = Vec::with_capacity(args.games as usize);
     for i in 0..args.games {
         let seed = args.seed + i;
-        let record = simulate_with(
+        let mut record = simulate_with(
             setup.n,
             setup.target_exp,
             setup.player.as_mut(),
             seed,
             |_, _| {},
         )?;
+        record.drop_steps();
         records.push(record);
         if tty && last_draw.is_none_or(|t| t.elapsed() >= Duration::from_millis(200)) {
             last_draw = Some(Instant::now());
