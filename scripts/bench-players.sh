@@ -8,7 +8,7 @@
 # 2. 3x3 to 512, solved first (about 10 s): each player's win rate over its
 #    games, with one standard error, beside the optimal value from the store.
 #
-#   scripts/bench-players.sh     # about 20 min on an idle 2-core machine
+#   scripts/bench-players.sh     # about 25 min on a 2-core machine (expectimax:4 and :5 most of it)
 #   PLAYERS_4X4="greedy:1000 expectimax:2:100" PLAYERS_3X3="greedy:2000" scripts/bench-players.sh
 #
 # Each entry is SPEC:K (the last colon splits off K, the number of games);
@@ -19,11 +19,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 net=players/networks
 default_4x4="random:1000 order:LDRU:1000 greedy:1000 schain:1000 expectimax:1:1000
-  expectimax:2:300 expectimax:3:200 expectimax:4:50 mc:20:50 mc:100:20
+  expectimax:2:1000 expectimax:3:500 expectimax:4:200 expectimax:5:20 mc:20:200 mc:100:50
   ntuple:$net/4x4-rows-squares.weights:1000"
 default_3x3="optimal:2000 random:2000 order:LDRU:2000 greedy:2000 schain:2000
-  expectimax:1:2000 expectimax:2:2000 expectimax:3:1000 mc:20:200
-  ntuple:$net/3x3-pentomino.weights:2000"
+  expectimax:1:2000 expectimax:2:2000 expectimax:3:2000 expectimax:4:1000 expectimax:5:200
+  mc:20:200 mc:100:100 ntuple:$net/3x3-pentomino.weights:2000"
 read -r -a players_4x4 <<< "$(echo ${PLAYERS_4X4-$default_4x4})"
 read -r -a players_3x3 <<< "$(echo ${PLAYERS_3X3-$default_3x3})"
 cargo build --release --quiet --locked --bin solve2048
@@ -35,13 +35,13 @@ trap 'rm -rf "$root"' EXIT
 row() {
   local entry=$1 kind=$2
   shift 2
-  local spec=${entry%:*} games=${entry##*:} start end json
+  local spec=${entry%:*} games=${entry##*:} start end
   start=$(date +%s.%N)
-  json=$("$bin" play --player "$spec" --games "$games" --seed 1 --json "$@")
+  "$bin" play --player "$spec" --games "$games" --seed 1 --json "$@" > "$root/play.json"
   end=$(date +%s.%N)
-  python3 - "$json" "$spec" "$games" "$start" "$end" "$kind" <<'PY'
+  python3 - "$root/play.json" "$spec" "$games" "$start" "$end" "$kind" <<'PY'
 import json, sys
-d = json.loads(sys.argv[1])
+d = json.load(open(sys.argv[1]))
 spec, games, wall, kind = sys.argv[2], int(sys.argv[3]), float(sys.argv[5]) - float(sys.argv[4]), sys.argv[6]
 s = d["summary"]
 assert s["games"] == games
