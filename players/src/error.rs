@@ -1,6 +1,6 @@
 //! The crate's errors: one enum for building players and reading or writing
-//! weights files ([`PlayerError`]), and [`NotExact`] for a player that has no
-//! exact move distribution.
+//! weights files ([`PlayerError`]), and [`NotExact`] for a player that gives
+//! no exact move distribution.
 
 use std::path::PathBuf;
 
@@ -54,12 +54,13 @@ pub enum PlayerError {
         reason: String,
     },
     /// A weights file that cannot be read or written.
-    #[error("weights file {}: {source}", path.display())]
+    #[error("weights file {}: {error}", path.display())]
     WeightsIo {
         /// The file.
         path: PathBuf,
-        /// The I/O error.
-        source: std::io::Error,
+        /// The I/O error (in the message, not a `source`: an error chain
+        /// printed whole would say it twice).
+        error: std::io::Error,
     },
     /// A weights file that is not one, is truncated or fails its checksum.
     #[error("rejected weights file {}: {reason}", path.display())]
@@ -95,6 +96,18 @@ pub enum PlayerError {
         /// This run's value.
         expected: String,
     },
+    /// A player that gave no legal move on a board that has one: a player
+    /// whose source of moves failed (the optimal player's store could not be
+    /// read), with its reason ([`crate::Player::take_failure`]).
+    #[error("{player} gave no move on {board}: {reason}")]
+    Resigned {
+        /// The player's name.
+        player: String,
+        /// The board, as text.
+        board: String,
+        /// Why, as the player gave it.
+        reason: String,
+    },
     /// A training setting that cannot work (zero games, a learning rate that
     /// is not positive and finite, a checkpoint interval of zero).
     #[error("bad training setting {field}: {reason}")]
@@ -106,10 +119,11 @@ pub enum PlayerError {
     },
 }
 
-/// A player without an exact move distribution (it samples, as `mc:N` does),
-/// so its win probability cannot be computed exactly.
+/// A player that gives no move distribution, so that its win probability
+/// cannot be computed exactly: it samples (`mc:N`), or what it reads its
+/// moves from failed (the optimal player's store).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{player} has no exact move distribution: {reason}")]
+#[error("{player} gives no exact move distribution: {reason}")]
 pub struct NotExact {
     /// The player's name.
     pub player: String,

@@ -14,7 +14,7 @@ use solve2048_core::moves::{has_exponent, Mover};
 use solve2048_core::rng::SeededRng;
 use solve2048_core::{Board, Direction};
 
-use crate::Player;
+use crate::{Player, PlayerError};
 
 /// One move of a game.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -34,17 +34,23 @@ pub struct Step {
 
 /// How a game ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Outcome {
     /// The target tile appeared.
     Won,
     /// No move was legal (with no target, every game ends this way).
     Lost,
     /// The player returned no move, or an illegal one, while a legal move
-    /// remained (a broken player; never happens with this crate's players).
+    /// remained (a broken player, or one whose store failed;
+    /// [`simulate_with`] makes this an error).
     Resigned,
+    /// The player's move would merge two 32768 tiles: a 65536 does not fit
+    /// the board's 4-bit cells, so the game stops before that move. Only on
+    /// 4x4, and far beyond the players here (none has reached 32768).
+    TileLimit,
 }
 
-/// A whole game, for replays and summaries.
+/// A whole game, for displays and summaries.
 #[derive(Clone, Debug, Serialize)]
 pub struct GameRecord {
     /// Board side.
@@ -58,8 +64,11 @@ pub struct GameRecord {
     /// The start board.
     pub start: u64,
     /// Every move, in order. The board after step `i` is step `i + 1`'s
-    /// board, or [`GameRecord::last`].
+    /// board, or [`GameRecord::last`]. A caller that keeps many records only
+    /// for their [`summary`] may empty it ([`GameRecord::drop_steps`]).
     pub steps: Vec<Step>,
+    /// The number of moves played (the length of `steps` unless dropped).
+    pub moves: usize,
     /// The final board.
     pub last: u64,
     /// The game's score: the sum of its moves' scores.
@@ -75,7 +84,13 @@ pub struct GameRecord {
 impl GameRecord {
     /// Number of moves played.
     pub fn moves(&self) -> usize {
-        self.steps.len()
+        self.moves
+    }
+
+    /// Free the steps (a long 4x4 game holds thousands), keeping everything
+    /// a [`summary`] reads.
+    pub fn drop_steps(&mut self) {
+        self.steps = Vec::new();
     }
 
     /// Whether the target was reached.
@@ -86,31 +101,6 @@ impl GameRecord {
     /// The largest tile's value.
     pub fn max_tile(&self) -> u32 {
         1 << self.max_exp
-    }
-
-    /// The game move by move: each board, the move and the spawned tile.
-    pub fn replay(&self) -> String {
-        let mut out = String::new();
-        for (i, s) in self.steps.iter().enumerate() {
-            out.push_str(&Board(s.board).to_grid(self.n));
-            let (r, c) = (s.spawn_cell / 4, s.spawn_cell % 4);
-            out.push_str(&format!(
-                "move {}: {} (+{}), then a {} at row {r} column {c}\n\n",
-                i + 1,
-                s.dir.name(),
-                s.score,
-                1u32 << s.spawn_exp
-            ));
-        }
-        out.push_str(&Board(self.last).to_grid(self.n));
-        out.push_str(&format!(
-            "{:?} after {} moves, score {}, max tile {}\n",
-            self.outcome,
-            self.moves(),
-            self.score,
-            self.max_tile()
-        ));
-        out
     }
 }
 
@@ -123,29 +113,59 @@ pub fn player_seed(seed: u64) -> u64 {
 
 /// Play one game of the `n x n` board with `player` from seed `seed`, until
 /// the target tile (exponent `target_exp`) appears or no move is legal.
-/// `None` plays to the end of the game.
+/// `None` plays to the end of the game. A player that gives no legal move
+/// while one remains ends the game [`Outcome::Resigned`] (use
+/// [`simulate_with`] to have that as an error).
 pub fn simulate(
     n: usize,
     target_exp: Option<u8>,
     player: &mut dyn Player,
     seed: u64,
 ) -> GameRecord {
-    simulate_with(n, target_exp, player, seed, |_| {})
+    let mut rng = SeededRng::new(seed);
+    let start = rng.start(n);
+    play(n, target_exp, player, seed, (rng, start), |_, _| {})
 }
 
-/// [`simulate`], calling `on_step` with each move as it is played (for a live
-/// display).
+/// [`simulate`], calling `on_step` with each move as it is played and the
+/// board after it (its spawn included), for a live display. A player that
+/// gives no legal move while one remains is an error,
+/// [`PlayerError::Resigned`], with the player's reason
+/// ([`Player::take_failure`]).
 pub fn simulate_with(
     n: usize,
     target_exp: Option<u8>,
     player: &mut dyn Player,
     seed: u64,
-    mut on_step: impl FnMut(&Step),
+    on_step: impl FnMut(&Step, u64),
+) -> Result<GameRecord, PlayerError> {
+    let mut rng = SeededRng::new(seed);
+    let start = rng.start(n);
+    let record = play(n, target_exp, player, seed, (rng, start), on_step);
+    if record.outcome == Outcome::Resigned {
+        return Err(PlayerError::Resigned {
+            player: record.player,
+            board: Board(record.last).to_text(n),
+            reason: player.take_failure().unwrap_or_else(|| {
+                "it answered no legal move while one remained (a broken player)".to_string()
+            }),
+        });
+    }
+    Ok(record)
+}
+
+/// The game loop of [`simulate`] and [`simulate_with`], from `start` with
+/// the tiles' stream `rng` after it.
+fn play(
+    n: usize,
+    target_exp: Option<u8>,
+    player: &mut dyn Player,
+    seed: u64,
+    (mut rng, start): (SeededRng, u64),
+    mut on_step: impl FnMut(&Step, u64),
 ) -> GameRecord {
     let mover = Mover::new(n);
-    let mut rng = SeededRng::new(seed);
     player.reseed(player_seed(seed));
-    let start = rng.start(n);
     let mut x = start;
     let mut steps = Vec::new();
     let mut score = 0u64;
@@ -167,6 +187,11 @@ pub fn simulate_with(
         if after == x {
             break Outcome::Resigned;
         }
+        // Two 32768s merged into a 65536, which overflows its 4-bit cell: the
+        // tiles no longer add up to what they did (a move keeps the sum).
+        if has_exponent(x, MAX_EXPONENT) && Board(after).tile_sum() != Board(x).tile_sum() {
+            break Outcome::TileLimit;
+        }
         let next = rng.spawn(after, n);
         let new = next ^ after;
         let cell = (new.trailing_zeros() / 4) as u8;
@@ -177,7 +202,7 @@ pub fn simulate_with(
             spawn_cell: cell,
             spawn_exp: (new >> (4 * cell)) as u8,
         };
-        on_step(&step);
+        on_step(&step, next);
         steps.push(step);
         score += u64::from(gained);
         x = next;
@@ -188,6 +213,7 @@ pub fn simulate_with(
         seed,
         player: player.name(),
         start,
+        moves: steps.len(),
         steps,
         last: x,
         score,
@@ -196,6 +222,9 @@ pub fn simulate_with(
         seconds,
     }
 }
+
+/// The largest exponent a cell holds (32768).
+const MAX_EXPONENT: u8 = 15;
 
 /// What a set of games came to.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -267,25 +296,51 @@ pub fn summary(records: &[GameRecord]) -> Summary {
     }
 }
 
+impl Summary {
+    /// The share of games won, when the games had a target.
+    pub fn win_rate(&self) -> Option<f64> {
+        self.won.map(|w| w as f64 / self.games.max(1) as f64)
+    }
+}
+
 impl std::fmt::Display for Summary {
+    /// Indented lines: games won (with a target), score, moves, and the
+    /// share of games whose largest tile reached each tile.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{} games: mean score {:.1}, median {:.1}, {:.1} moves a game, {:.0} moves/s",
-            self.games, self.mean_score, self.median_score, self.mean_moves, self.moves_per_second
-        )?;
-        if let Some(won) = self.won {
-            write!(
+        if let (Some(won), Some(rate)) = (self.won, self.win_rate()) {
+            // The standard error of a share estimated from this many games.
+            let se = (rate * (1.0 - rate) / self.games.max(1) as f64).sqrt();
+            writeln!(
                 f,
-                "; won {won} ({:.4})",
-                won as f64 / self.games.max(1) as f64
+                "  won {won} of {} ({rate:.4} +- {se:.4}, one standard error)",
+                self.games
             )?;
         }
-        writeln!(f)?;
+        writeln!(
+            f,
+            "  score: mean {:.1}, median {:.1}",
+            self.mean_score, self.median_score
+        )?;
+        writeln!(
+            f,
+            "  moves: {:.1} a game, {} moves/s (the player's thinking time)",
+            self.mean_moves,
+            per_second(self.moves_per_second)
+        )?;
+        writeln!(f, "  largest tile reached:")?;
         for (tile, share) in &self.reached {
-            writeln!(f, "  reached {tile:>6}: {:>6.2}%", 100.0 * share)?;
+            writeln!(f, "  {tile:>7}  {:>6.2}%", 100.0 * share)?;
         }
         Ok(())
+    }
+}
+
+/// A rate for people: `13.0 M`, `22.7 k`, `676`.
+pub fn per_second(rate: f64) -> String {
+    match rate {
+        r if r >= 1e6 => format!("{:.1} M", r / 1e6),
+        r if r >= 1e4 => format!("{:.1} k", r / 1e3),
+        r => format!("{r:.0}"),
     }
 }
 
@@ -293,6 +348,7 @@ impl std::fmt::Display for Summary {
 mod tests {
     use super::*;
     use crate::simple::{OrderPlayer, RandomPlayer};
+    use crate::NotExact;
 
     #[test]
     fn a_seed_gives_the_same_game_and_steps_chain() {
@@ -333,6 +389,66 @@ mod tests {
     }
 
     #[test]
+    fn a_merge_past_32768_stops_the_game() {
+        let mut p = OrderPlayer::new(4, OrderPlayer::parse_order("LDRU").unwrap()).unwrap();
+        let start = Board::parse("32768 32768 2 4 / 2 4 8 16 / . . . . / . . . .")
+            .unwrap()
+            .0
+             .0;
+        let r = play(4, None, &mut p, 0, (SeededRng::new(0), start), |_, _| {});
+        assert_eq!(r.outcome, Outcome::TileLimit);
+        assert!(r.steps.is_empty());
+        assert_eq!((r.last, r.max_tile()), (start, 32768));
+        // A 32768 alone plays on.
+        let start = Board::parse("32768 . 2 4 / 2 4 8 16 / . . . . / . . . .")
+            .unwrap()
+            .0
+             .0;
+        let r = play(4, None, &mut p, 0, (SeededRng::new(0), start), |_, _| {});
+        assert_eq!(r.outcome, Outcome::Lost);
+        assert!(!r.steps.is_empty());
+    }
+
+    #[test]
+    fn a_player_that_gives_up_is_an_error_with_its_reason() {
+        struct Quitter;
+        impl Player for Quitter {
+            fn choose(&mut self, _: u64) -> Option<Direction> {
+                None
+            }
+            fn distribution(&mut self, _: u64) -> Result<Vec<(Direction, f64)>, NotExact> {
+                Ok(Vec::new())
+            }
+            fn name(&self) -> String {
+                "quitter".into()
+            }
+            fn take_failure(&mut self) -> Option<String> {
+                Some("the store is down".into())
+            }
+        }
+        assert_eq!(
+            simulate(3, None, &mut Quitter, 1).outcome,
+            Outcome::Resigned
+        );
+        let e = simulate_with(3, None, &mut Quitter, 1, |_, _| {}).unwrap_err();
+        assert!(
+            matches!(&e, PlayerError::Resigned { reason, .. } if reason == "the store is down"),
+            "{e}"
+        );
+        let mut p = RandomPlayer::new(3, 1).unwrap();
+        let mut seen = Vec::new();
+        let r = simulate_with(3, Some(6), &mut p, 4, |s, next| {
+            seen.push((s.clone(), next))
+        })
+        .unwrap();
+        assert_eq!(seen.len(), r.moves());
+        assert_eq!(seen.last().unwrap().1, r.last);
+        for (i, (s, _)) in seen.iter().enumerate().skip(1) {
+            assert_eq!(s.board, seen[i - 1].1);
+        }
+    }
+
+    #[test]
     fn summary_counts_tiles_and_medians() {
         let rec = |score, max_exp, outcome| GameRecord {
             n: 4,
@@ -341,6 +457,7 @@ mod tests {
             player: "x".into(),
             start: 0,
             steps: Vec::new(),
+            moves: 0,
             last: 0,
             score,
             max_exp,
@@ -366,6 +483,11 @@ mod tests {
                 (2048, 0.25)
             ]
         );
-        assert!(s.to_string().contains("won 1 (0.2500)"));
+        assert_eq!(s.win_rate(), Some(0.25));
+        let text = s.to_string();
+        assert!(text.contains("won 1 of 4 (0.2500 +- 0.2165"), "{text}");
+        assert!(text.contains("   2048   25.00%"), "{text}");
+        assert_eq!(per_second(22_700.0), "22.7 k");
+        assert_eq!(per_second(13.0e6), "13.0 M");
     }
 }

@@ -4,8 +4,9 @@
 //! A player sees the board as it lies (not canonical) and picks a move. Each
 //! one plays every board size (2x2, 3x3, 4x4) and is deterministic given its
 //! seed. Players are named by spec strings (`random`, `order:LDRU`, `greedy`,
-//! `schain`, `mc:N`, `expectimax:D`, `ntuple:FILE`, and `optimal`, which the
-//! caller builds from a solved store); see [`spec`].
+//! `schain`, `mc:N`, `expectimax:D`, `ntuple:FILE`, and `optimal`, which
+//! reads a solved store and so lives above this crate, in the `solution`
+//! crate's `OptimalPlayer`); see [`spec`].
 //!
 //! Modules:
 //! - [`player`]: the [`Player`] trait and the legal moves of a board.
@@ -39,7 +40,7 @@ pub mod train;
 
 pub use error::{NotExact, PlayerError};
 pub use exact::slow_win_probability;
-pub use game::{simulate, summary, GameRecord, Outcome, Step, Summary};
+pub use game::{simulate, simulate_with, summary, GameRecord, Outcome, Step, Summary};
 pub use ntuple::{Network, TupleSpec};
 pub use player::Player;
 pub use solve2048_core::Direction;

@@ -414,9 +414,9 @@ impl Network {
 
     /// Read a weights file.
     pub fn load(path: &Path) -> Result<Network, PlayerError> {
-        let bytes = std::fs::read(path).map_err(|source| PlayerError::WeightsIo {
+        let bytes = std::fs::read(path).map_err(|error| PlayerError::WeightsIo {
             path: path.to_path_buf(),
-            source,
+            error,
         })?;
         Network::from_bytes(&bytes, path)
     }
@@ -437,9 +437,9 @@ impl Network {
     /// Write the weights file atomically: a temporary file beside `path`,
     /// then a rename, so that a crash leaves the old file or the new one.
     pub fn save(&self, path: &Path) -> Result<(), PlayerError> {
-        let io = |source| PlayerError::WeightsIo {
+        let io = |error| PlayerError::WeightsIo {
             path: path.to_path_buf(),
-            source,
+            error,
         };
         let mut tmp = path.as_os_str().to_owned();
         tmp.push(".tmp");

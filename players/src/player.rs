@@ -37,6 +37,15 @@ pub trait Player: Send {
     /// does this with a stream derived from the game's seed, so that a game is
     /// a function of its seed alone). A no-op for players without randomness.
     fn reseed(&mut self, _seed: u64) {}
+
+    /// Why the player last answered `None` from [`Player::choose`] (or an
+    /// error from [`Player::distribution`]) on a board with legal moves, taken
+    /// once: a player that reads its moves from elsewhere (the optimal
+    /// player's store) fails that way when the read fails. `None` for players
+    /// that cannot fail, which is every player of this crate.
+    fn take_failure(&mut self) -> Option<String> {
+        None
+    }
 }
 
 /// The legal moves of `board` with their afterstates, in [`Direction::ALL`]

@@ -9,7 +9,7 @@
 //! | `mc:N` | `N` random playouts per move, best mean score ([`crate::mc`]) |
 //! | `expectimax:D` | expectimax searching `D` moves ([`crate::expectimax`]) |
 //! | `ntuple:FILE` | an n-tuple network's weights file ([`crate::ntuple`]) |
-//! | `optimal` | the solved policy, built by the caller from a store |
+//! | `optimal` | the solved policy, built from a store by the caller (the `solution` crate's `OptimalPlayer`) |
 //!
 //! Names are case-insensitive; `ntuple:FILE` takes everything after the first
 //! colon as the path.

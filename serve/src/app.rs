@@ -22,7 +22,7 @@ use crate::{api, assets, limits, ApiError, Config};
 /// computed once and kept.
 pub struct AppState {
     /// The solved store, read-only.
-    pub solution: Solution,
+    pub solution: Arc<Solution>,
     /// Players and limits.
     pub config: Config,
     pub(crate) rate: RateLimiter,
@@ -35,6 +35,7 @@ pub struct AppState {
 impl AppState {
     /// The state of a server over `solution` with `config`.
     pub fn new(solution: Solution, config: Config) -> Arc<AppState> {
+        let solution = Arc::new(solution);
         let l = &config.limits;
         Arc::new(AppState {
             rate: RateLimiter::new(l.rate, l.burst),

@@ -3,9 +3,9 @@
 //! draw them, so a seed names the same tiles everywhere: a person who plays
 //! the moves the optimal player played sees the same game.
 //!
-//! - [`play`]: a player's game (`optimal` through [`Solution::play`], the
-//!   others through [`solve2048_players::simulate`]), each board with its
-//!   win probability and the value of the move played.
+//! - [`play`]: a player's game (`optimal` and the others alike, through
+//!   [`solve2048_players::simulate_with`]), each board with its win
+//!   probability and the value of the move played.
 //! - [`replay`]: a person's moves (`"LURD..."`) replayed from the seed: the
 //!   board they lead to. The server keeps no game: the page sends its moves.
 //!
@@ -17,7 +17,7 @@ use serde::Serialize;
 use solve2048_core::moves::Mover;
 use solve2048_core::{Board, Direction};
 use solve2048_players::{NotExact, Outcome, Player, PlayerSpec};
-use solve2048_solution::{Report, Solution};
+use solve2048_solution::{OptimalPlayer, Report, Solution};
 
 use crate::ApiError;
 
@@ -74,7 +74,7 @@ pub struct PlayedGame {
 /// may end first). Games of players other than `optimal` run on a blocking
 /// thread, at most `games` at once.
 pub async fn play(
-    solution: &Solution,
+    solution: &Arc<Solution>,
     player: &PlayerSpec,
     seed: u64,
     moves: usize,
@@ -82,48 +82,47 @@ pub async fn play(
 ) -> Result<PlayedGame, ApiError> {
     let game = *solution.game();
     let n = game.size();
-    let (boards, last, ended) = if *player == PlayerSpec::Optimal {
-        let played = solution.play(seed, |_| {}).await?;
-        let hex = |s: &str| -> Result<u64, ApiError> {
-            s.parse::<Board>()
-                .map(|b| b.0)
-                .map_err(|e| ApiError::Internal(format!("a played board reads back wrong: {e}")))
-        };
-        let mut boards = Vec::with_capacity(played.steps.len());
-        for s in &played.steps {
-            boards.push((hex(&s.board)?, s.action));
-        }
-        let end = if played.won { End::Won } else { End::Lost };
-        (boards, hex(&played.last)?, end)
+    let mut built: Box<dyn Player> = if *player == PlayerSpec::Optimal {
+        Box::new(
+            OptimalPlayer::new(
+                solution.clone(),
+                tokio::runtime::Handle::current(),
+                n,
+                game.target_exp,
+            )
+            .map_err(ApiError::from)?,
+        )
     } else {
-        let mut built = player
+        player
             .build(n, 0)
-            .map_err(|e| ApiError::Internal(format!("player {player}: {e}")))?;
-        let permit = games
-            .clone()
-            .acquire_owned()
-            .await
-            .map_err(|_| ApiError::Internal("the server is stopping".into()))?;
-        let record = tokio::task::spawn_blocking(move || {
-            // Held until the game ends, even if the request gave up on it,
-            // so that no more than `games` games ever run at once.
-            let _permit = permit;
-            solve2048_players::simulate(n, Some(game.target_exp), built.as_mut(), seed)
-        })
-        .await
-        .map_err(|e| ApiError::Internal(format!("the game stopped: {e}")))?;
-        let end = match record.outcome {
-            Outcome::Won => End::Won,
-            Outcome::Lost => End::Lost,
-            Outcome::Resigned => {
-                return Err(ApiError::Internal(format!(
-                    "player {player} resigned with legal moves left"
-                )))
-            }
-        };
-        let boards = record.steps.iter().map(|s| (s.board, s.dir)).collect();
-        (boards, record.last, end)
+            .map_err(|e| ApiError::Internal(format!("player {player}: {e}")))?
     };
+    let permit = games
+        .clone()
+        .acquire_owned()
+        .await
+        .map_err(|_| ApiError::Internal("the server is stopping".into()))?;
+    let record = tokio::task::spawn_blocking(move || {
+        // Held until the game ends, even if the request gave up on it, so
+        // that no more than `games` games ever run at once.
+        let _permit = permit;
+        solve2048_players::simulate_with(n, Some(game.target_exp), built.as_mut(), seed, |_, _| {})
+    })
+    .await
+    .map_err(|e| ApiError::Internal(format!("the game stopped: {e}")))?
+    .map_err(|e| ApiError::Internal(format!("player {player}: {e}")))?;
+    let ended = match record.outcome {
+        Outcome::Won => End::Won,
+        Outcome::Lost => End::Lost,
+        Outcome::Resigned | Outcome::TileLimit => {
+            return Err(ApiError::Internal(format!(
+                "player {player} stopped with legal moves left ({:?})",
+                record.outcome
+            )))
+        }
+    };
+    let boards: Vec<(u64, Direction)> = record.steps.iter().map(|s| (s.board, s.dir)).collect();
+    let last = record.last;
     let (last, end) = if boards.len() > moves {
         (boards[moves].0, End::Stopped)
     } else {
@@ -248,6 +247,7 @@ pub fn replay(
         return Err(match record.outcome {
             Outcome::Won => over("won"),
             Outcome::Lost => over("lost"),
+            Outcome::TileLimit => over("at the largest tile a board holds"),
             Outcome::Resigned => ApiError::field(
                 "moves",
                 format!(

@@ -5,19 +5,20 @@
 //!   value and optimal action of any canonical state.
 //! - [`query`]: a board a person gives, in any orientation: its value, each
 //!   move's value and the best move.
-//! - [`play`]: seeded games with the optimal policy.
+//! - [`player`]: the optimal policy as a player (`optimal`), and the value of
+//!   any board as it lies.
 //! - [`occupancy`]: visit probabilities under optimal play.
-//! - [`export`]: the compact policy file of the states visited often enough.
 //! - [`stats`]: per-layer counts and value histograms, for plots.
 //! - [`states`]: every state of a layer with its value and action, to draw
 //!   small games whole.
 
 pub mod occupancy;
-pub mod play;
+pub mod player;
 pub mod query;
 pub mod solution;
 pub mod states;
 pub mod stats;
 
+pub use player::OptimalPlayer;
 pub use query::{Answer, Report, Status};
 pub use solution::{QueryError, Solution};

@@ -43,6 +43,16 @@ pub enum QueryError {
     /// A board written wrong (shape, cell or hex form).
     #[error(transparent)]
     BadBoard(#[from] solve2048_core::board::BoardParseError),
+    /// A store that solves another game than the one asked for.
+    #[error("store {location} solves {solved}, not {asked}")]
+    OtherGame {
+        /// Store location.
+        location: String,
+        /// The game the store solves.
+        solved: String,
+        /// The game asked for.
+        asked: String,
+    },
     /// A board of another size than the game's.
     #[error("the board is {found}x{found} but the store solves {game}")]
     WrongSize {

@@ -14,6 +14,7 @@ pub mod query;
 pub mod serve;
 pub mod solve;
 pub mod status;
+pub mod train;
 pub mod verify;
 pub mod worker;
 
@@ -34,8 +35,12 @@ pub enum Command {
     Query(query::Args),
     /// Serve a web page and a JSON API over a solved store (read-only).
     Serve(serve::Args),
-    /// Play seeded games with the optimal policy of a solved store.
+    /// Play seeded games with a player (the optimal policy of a solved store,
+    /// or a heuristic one): one move by move, or many and their summary.
     Play(play::Args),
+    /// Train an n-tuple network by TD(0) for the player ntuple:FILE
+    /// (seeded, resumable).
+    Train(train::Args),
     /// Visit probabilities under optimal play: win/lose split, expected moves.
     Occupancy(occupancy::Args),
     /// Write the policy of the states visited with probability >= a threshold.
@@ -71,6 +76,7 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         Command::Query(args) => query::run(args),
         Command::Serve(args) => serve::run(args),
         Command::Play(args) => play::run(args),
+        Command::Train(args) => train::run(args),
         Command::Occupancy(args) => occupancy::run(args),
         Command::ExportPolicy(args) => export_policy::run(args),
         Command::Plot(args) => plot::run(args),

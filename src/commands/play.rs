@@ -1,96 +1,476 @@
-//! `solve2048 play`: seeded games with the optimal policy of a solved store.
+//! `solve2048 play`: seeded games of any player, the optimal policy of a
+//! solved store or one of the heuristic players, through the one game loop
+//! of every player ([`solve2048_players::simulate_with`]). One game is shown
+//! move by move; several give their summary. With a store, each board's win
+//! probability under optimal play is shown beside it, and the summary sets
+//! the optimal value beside the player's win rate.
 
-use solve2048_core::Board;
-use solve2048_solution::Solution;
+use std::io::{IsTerminal, Write};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-use crate::args::SolvedStoreArgs;
+use anyhow::{anyhow, bail};
+use serde_json::json;
+use solve2048_core::{Board, Game};
+use solve2048_players::game::Outcome;
+use solve2048_players::spec::KNOWN;
+use solve2048_players::{parse, simulate_with, summary, GameRecord, Parsed, Player, Step};
+use solve2048_solution::{OptimalPlayer, Solution};
+
 use crate::runtime::{open_existing, runtime};
 
 /// Arguments of `play`.
 #[derive(clap::Args)]
 pub struct Args {
-    #[command(flatten)]
-    store: SolvedStoreArgs,
-    /// Seed of the random tiles (game i of --games uses seed + i).
+    /// The player: random, order:LDRU (any order of L, R, U, D), greedy,
+    /// schain, mc:N, expectimax:D, ntuple:FILE, or optimal (needs --store)
+    /// [default: optimal with --store; needed without].
+    #[arg(long)]
+    player: Option<String>,
+    /// Board side: 2, 3 or 4 [default: the store's; needed without --store].
+    #[arg(long)]
+    board: Option<u32>,
+    /// Target tile: games stop when it appears [default: the store's; without
+    /// a store, games run until no move is legal].
+    #[arg(long)]
+    target: Option<u64>,
+    /// A solved store (a directory or s3://BUCKET/PREFIX), opened read-only:
+    /// its game, its optimal player, and the win probability under optimal
+    /// play of every board shown.
+    #[arg(long)]
+    store: Option<String>,
+    /// Seed of the game (its tiles and the player's own randomness); game i
+    /// of --games uses seed + i.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Pause between moves, in milliseconds (one game on a terminal).
-    #[arg(long, default_value_t = 0)]
-    delay: u64,
-    /// Number of games; more than one reports the win rate.
+    /// Number of games: one is shown move by move, more give a summary.
     #[arg(long, default_value_t = 1)]
     games: u64,
+    /// Pause between moves, in milliseconds (one game, not with --json).
+    #[arg(long, default_value_t = 0)]
+    delay: u64,
     /// Print one JSON object on stdout.
     #[arg(long)]
     json: bool,
 }
 
+/// What the games are played with. Fields drop in order: the players before
+/// the runtime their store look-ups block on.
+struct Setup {
+    /// Board side.
+    n: usize,
+    /// The target's exponent; `None`: play until no move is legal.
+    target_exp: Option<u8>,
+    player: Box<dyn Player>,
+    /// With a store: the optimal policy, asked for the value of each board.
+    oracle: Option<OptimalPlayer>,
+    store: Option<String>,
+    _runtime: Option<tokio::runtime::Runtime>,
+}
+
+impl Setup {
+    fn from_args(args: &Args) -> anyhow::Result<Setup> {
+        let Some(location) = &args.store else {
+            let board = args.board.ok_or_else(|| {
+                anyhow!("name the game with --board B [--target T], or give a solved store with --store DIR")
+            })?;
+            let (n, target_exp) = game_of(board, args.target)?;
+            let spec = args.player.as_deref().ok_or_else(|| {
+                let known: Vec<&str> = KNOWN.iter().map(|k| k.0).collect();
+                anyhow!(
+                    "name a player with --player SPEC (one of {})",
+                    known.join(", ")
+                )
+            })?;
+            let player = match parse(spec, n, args.seed)? {
+                Parsed::Player(p) => p,
+                Parsed::Optimal => bail!(
+                    "the optimal player needs a solved store: add --store DIR \
+                     (a store that `solve2048 solve` wrote)"
+                ),
+            };
+            return Ok(Setup {
+                n,
+                target_exp,
+                player,
+                oracle: None,
+                store: None,
+                _runtime: None,
+            });
+        };
+        let rt = runtime()?;
+        let solution = Arc::new(rt.block_on(Solution::open(open_existing(location)?))?);
+        let solved = *solution.game();
+        let (n, target_exp) = game_of(
+            args.board.unwrap_or(u32::from(solved.n)),
+            Some(args.target.unwrap_or(solved.target())),
+        )?;
+        let target = target_exp.expect("a target is given");
+        let optimal = || OptimalPlayer::new(solution.clone(), rt.handle().clone(), n, target);
+        let oracle = optimal()?;
+        let player = match parse(args.player.as_deref().unwrap_or("optimal"), n, args.seed)? {
+            Parsed::Player(p) => p,
+            Parsed::Optimal => Box::new(optimal()?),
+        };
+        Ok(Setup {
+            n,
+            target_exp,
+            player,
+            oracle: Some(oracle),
+            store: Some(location.clone()),
+            _runtime: Some(rt),
+        })
+    }
+
+    /// `3x3 to 512`, or `4x4 to the end`.
+    fn game_name(&self) -> String {
+        let n = self.n;
+        match self.target_exp {
+            Some(e) => format!("{n}x{n} to {}", 1u64 << e),
+            None => format!("{n}x{n} to the end"),
+        }
+    }
+
+    /// The solved game, with a store.
+    fn solved(&self) -> Option<&Game> {
+        self.oracle.as_ref().map(|o| o.solution().game())
+    }
+
+    /// What a store's values are: a win probability at discount 1.
+    fn value_name(&self) -> String {
+        match self.solved() {
+            Some(g) if g.discount != 1.0 => {
+                format!("value under optimal play (discount {})", g.discount)
+            }
+            _ => "win probability under optimal play".to_string(),
+        }
+    }
+}
+
+/// Board side and target exponent, validated as the solver validates them.
+fn game_of(board: u32, target: Option<u64>) -> anyhow::Result<(usize, Option<u8>)> {
+    match target {
+        Some(t) => {
+            let game = Game::new(board, t, 1.0)?;
+            Ok((game.size(), Some(game.target_exp)))
+        }
+        None => {
+            // The same check and message as a game with a target.
+            Game::new(board, 8, 1.0)?;
+            Ok((board as usize, None))
+        }
+    }
+}
+
 /// Run `play`.
 pub fn run(args: Args) -> anyhow::Result<()> {
     anyhow::ensure!(args.games >= 1, "--games must be at least 1");
-    let rt = runtime()?;
-    let solution = rt.block_on(Solution::open(open_existing(&args.store.store)?))?;
-    let n = solution.game().size();
+    anyhow::ensure!(
+        args.seed.checked_add(args.games - 1).is_some(),
+        "--seed {} with --games {} runs past the largest seed",
+        args.seed,
+        args.games
+    );
+    let mut setup = Setup::from_args(&args)?;
     if args.games == 1 {
-        let show = !args.json;
-        let played = rt.block_on(solution.play(args.seed, |step| {
-            if show {
-                let x: Board = step.board.parse().unwrap_or_default();
-                print!("{}", x.to_grid(n));
-                println!(
-                    "win probability {:.6}, move {}\n",
-                    step.value,
-                    step.action.name()
-                );
-                if args.delay > 0 {
-                    std::thread::sleep(std::time::Duration::from_millis(args.delay));
+        one_game(&args, &mut setup)
+    } else {
+        many_games(&args, &mut setup)
+    }
+}
+
+/// One game, shown move by move (or as JSON, with every step).
+fn one_game(args: &Args, setup: &mut Setup) -> anyhow::Result<()> {
+    let n = setup.n;
+    let show = !args.json;
+    let value_name = setup.value_name();
+    let mut failed = None;
+    if show {
+        let store = setup.store.as_ref();
+        let header = format!(
+            "{} on {}, seed {}{}\n",
+            setup.player.name(),
+            setup.game_name(),
+            args.seed,
+            store.map_or(String::new(), |s| format!(", store {s}"))
+        );
+        failed = write_out(&header).err();
+    }
+    let value_line = |oracle: Option<&OptimalPlayer>, board: u64| -> anyhow::Result<String> {
+        Ok(match oracle {
+            Some(o) => format!("{value_name} {:.6}\n", o.value(board)?),
+            None => String::new(),
+        })
+    };
+    let mut moves = 0;
+    let mut score = 0u64;
+    let mut first = true;
+    let record = simulate_with(
+        n,
+        setup.target_exp,
+        setup.player.as_mut(),
+        args.seed,
+        |step: &Step, next| {
+            if !show || failed.is_some() {
+                return;
+            }
+            let mut text = String::new();
+            if first {
+                first = false;
+                text.push_str(&format!("\nstart, score 0\n{}", grid(step.board, n, None)));
+                match value_line(setup.oracle.as_ref(), step.board) {
+                    Ok(line) => text.push_str(&line),
+                    Err(e) => failed = Some(e),
                 }
             }
-        }))?;
-        if args.json {
-            println!("{}", serde_json::to_string(&played)?);
-        } else {
-            let last: Board = played.last.parse().unwrap_or_default();
-            print!("{}", last.to_grid(n));
-            println!(
-                "{} after {} moves (seed {})",
-                if played.won { "won" } else { "lost" },
-                played.steps.len(),
-                played.seed
-            );
+            moves += 1;
+            score += u64::from(step.score);
+            text.push_str(&format!(
+                "\nmove {moves}: {} (+{}), score {score}\n{}",
+                step.dir.name(),
+                step.score,
+                grid(next, n, Some(step.spawn_cell))
+            ));
+            match value_line(setup.oracle.as_ref(), next) {
+                Ok(line) => text.push_str(&line),
+                Err(e) => failed = Some(e),
+            }
+            if let Err(e) = write_out(&text) {
+                failed = Some(e);
+                return;
+            }
+            if args.delay > 0 {
+                std::thread::sleep(Duration::from_millis(args.delay));
+            }
+        },
+    )?;
+    match failed {
+        // The reader went away (`play ... | head`): nothing more to show.
+        Some(e) if is_broken_pipe(&e) => return Ok(()),
+        Some(e) => return Err(e),
+        None => {}
+    }
+    if args.json {
+        let mut game = game_json(&record);
+        let mut steps = Vec::new();
+        for s in &record.steps {
+            let mut step = json!({
+                "board": format!("{:#018x}", s.board),
+                "action": s.dir,
+                "score": s.score,
+                "spawn": {
+                    "row": s.spawn_cell / 4,
+                    "column": s.spawn_cell % 4,
+                    "tile": 1u32 << s.spawn_exp,
+                },
+            });
+            if let Some(o) = &setup.oracle {
+                step["value"] = json!(o.value(s.board)?);
+            }
+            steps.push(step);
         }
+        game["start"] = json!(format!("{:#018x}", record.start));
+        game["last"] = json!(format!("{:#018x}", record.last));
+        game["steps"] = json!(steps);
+        println!("{}", document(args, setup, &[record], vec![game]));
         return Ok(());
     }
-    let mut wins = 0u64;
-    let mut moves = 0u64;
-    for i in 0..args.games {
-        let played = rt.block_on(solution.play(args.seed.wrapping_add(i), |_| {}))?;
-        wins += played.won as u64;
-        moves += played.steps.len() as u64;
+    let mut text = String::new();
+    if record.steps.is_empty() {
+        // The start is already won or lost: show it.
+        text.push_str(&format!("\nstart\n{}", grid(record.start, n, None)));
+        text.push_str(&value_line(setup.oracle.as_ref(), record.start)?);
     }
-    let k = args.games as f64;
-    let rate = wins as f64 / k;
-    let start = solution.summary().start_value;
-    let se = (start * (1.0 - start) / k).sqrt();
+    text.push_str(&format!(
+        "\n{} after {} moves (seed {}): score {}, largest tile {}\n",
+        match record.outcome {
+            Outcome::Won => "won",
+            Outcome::Lost => "lost",
+            Outcome::TileLimit => "stopped before a merge into 65536 (beyond a 4-bit cell)",
+            Outcome::Resigned => "resigned",
+        },
+        record.moves(),
+        record.seed,
+        record.score,
+        record.max_tile()
+    ));
+    match write_out(&text) {
+        Err(e) if !is_broken_pipe(&e) => Err(e),
+        _ => Ok(()),
+    }
+}
+
+/// Write `text` to stdout now (a game shown live).
+fn write_out(text: &str) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()?;
+    Ok(())
+}
+
+/// Whether `e` is stdout's reader having gone away.
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.downcast_ref::<std::io::Error>()
+        .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+}
+
+/// Seeds `seed .. seed + games`, and their summary.
+fn many_games(args: &Args, setup: &mut Setup) -> anyhow::Result<()> {
+    let tty = std::io::stderr().is_terminal();
+    let clock = Instant::now();
+    let mut last_draw: Option<Instant> = None;
+    let mut records = Vec::with_capacity(args.games as usize);
+    for i in 0..args.games {
+        let seed = args.seed + i;
+        let mut record = simulate_with(
+            setup.n,
+            setup.target_exp,
+            setup.player.as_mut(),
+            seed,
+            |_, _| {},
+        )?;
+        record.drop_steps();
+        records.push(record);
+        if tty && last_draw.is_none_or(|t| t.elapsed() >= Duration::from_millis(200)) {
+            last_draw = Some(Instant::now());
+            let won = records.iter().filter(|r| r.won()).count();
+            eprint!(
+                "\r\x1b[2Kgame {}/{} | {:.0} s | {}",
+                i + 1,
+                args.games,
+                clock.elapsed().as_secs_f64(),
+                if setup.target_exp.is_some() {
+                    format!("won {won}")
+                } else {
+                    let best = records.iter().map(|r| r.max_tile()).max().unwrap_or(0);
+                    format!("largest tile {best}")
+                }
+            );
+        }
+    }
+    if tty {
+        eprint!("\r\x1b[2K");
+    }
     if args.json {
-        let out = serde_json::json!({
-            "game": solution.game().name(),
-            "games": args.games,
-            "first_seed": args.seed,
-            "wins": wins,
+        let games = records.iter().map(game_json).collect();
+        println!("{}", document(args, setup, &records, games));
+        return Ok(());
+    }
+    let s = summary(&records);
+    println!(
+        "{} on {}: {} games, seeds {} to {}",
+        setup.player.name(),
+        setup.game_name(),
+        s.games,
+        args.seed,
+        args.seed + args.games - 1
+    );
+    if let (Some(v), Some(game)) = (start_value(setup), setup.solved()) {
+        if game.discount == 1.0 {
+            println!("  optimal play wins {v:.4} of games (the store's exact value)");
+        } else {
+            println!(
+                "  optimal value {v:.4} (discount {}; the store's exact value)",
+                game.discount
+            );
+        }
+    }
+    print!("{s}");
+    println!("  {:.1} s in all", clock.elapsed().as_secs_f64());
+    Ok(())
+}
+
+/// The store's value of the game from the random start.
+fn start_value(setup: &Setup) -> Option<f64> {
+    setup
+        .oracle
+        .as_ref()
+        .map(|o| o.solution().summary().start_value)
+}
+
+/// One game in the JSON document.
+fn game_json(r: &GameRecord) -> serde_json::Value {
+    json!({
+        "seed": r.seed,
+        "moves": r.moves(),
+        "score": r.score,
+        "max_tile": r.max_tile(),
+        "won": r.won(),
+        "outcome": r.outcome,
+    })
+}
+
+/// The one JSON object of `--json`: the games and their summary.
+fn document(
+    args: &Args,
+    setup: &Setup,
+    records: &[GameRecord],
+    games: Vec<serde_json::Value>,
+) -> serde_json::Value {
+    let s = summary(records);
+    let reached: Vec<_> = s
+        .reached
+        .iter()
+        .map(|&(tile, share)| json!({"tile": tile, "share": share}))
+        .collect();
+    let rate = s.win_rate();
+    json!({
+        "player": setup.player.name(),
+        "board": setup.n,
+        "target": setup.target_exp.map(|e| 1u64 << e),
+        "store": setup.store,
+        "discount": setup.solved().map(|g| g.discount),
+        "start_value": start_value(setup),
+        "first_seed": args.seed,
+        "games": games,
+        "summary": {
+            "games": s.games,
+            "won": s.won,
             "win_rate": rate,
-            "start_value": start,
-            "standard_error": se,
-            "mean_moves": moves as f64 / k,
-        });
-        println!("{out}");
-    } else {
-        println!(
-            "{} games of {}: won {wins} ({rate:.4}); start value {start:.4} +- {se:.4} (one standard error); {:.1} moves per game",
-            args.games,
-            solution.game().name(),
-            moves as f64 / k
+            "standard_error": rate.map(|r| (r * (1.0 - r) / s.games as f64).sqrt()),
+            "mean_score": s.mean_score,
+            "median_score": s.median_score,
+            "mean_moves": s.mean_moves,
+            "moves_per_second": s.moves_per_second,
+            "reached": reached,
+        },
+    })
+}
+
+/// The board as rows of right-aligned tiles, `.` for an empty cell, the
+/// tile at nybble index `mark` (the one that just appeared) in brackets.
+fn grid(board: u64, n: usize, mark: Option<u8>) -> String {
+    let mut out = String::new();
+    for r in 0..n {
+        for c in 0..n {
+            let e = Board(board).get(r, c);
+            let tile = if e == 0 {
+                ".".to_string()
+            } else {
+                (1u32 << e).to_string()
+            };
+            let cell = if mark == Some((4 * r + c) as u8) {
+                format!("[{tile}]")
+            } else {
+                tile
+            };
+            out.push_str(&format!("{cell:>8}"));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_new_tile_is_in_brackets() {
+        let (b, _) = Board::parse("2 . 4 / . 32768 . / . . 2").unwrap();
+        assert_eq!(
+            grid(b.0, 3, Some(8 + 2)),
+            "       2       .       4\n       .   32768       .\n       .       .     [2]\n"
         );
     }
-    Ok(())
 }

@@ -14,6 +14,7 @@ mod house;
 mod memory;
 mod operate;
 mod plan;
+mod players;
 mod reference;
 mod repair;
 mod resume;

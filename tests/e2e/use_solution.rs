@@ -1,7 +1,8 @@
 //! Specifies: using a solved store: `query` gives hand-checked answers in any
-//! orientation and refuses bad boards, `play` is reproducible and wins at the
-//! start value, `occupancy` ends surely, `export-policy` agrees with `query`,
-//! `plot` draws every series, `verify` names a damaged chunk, and none of
+//! orientation and refuses bad boards, `play` of the optimal player is
+//! reproducible, agrees with `query` and wins at the start value,
+//! `occupancy` ends surely, `export-policy` agrees with `query`, `plot`
+//! draws every series, `verify` names a damaged chunk, and none of
 //! these writes to the store (it may be read-only).
 
 use std::path::Path;
@@ -78,15 +79,45 @@ fn seeded_play_is_reproducible_and_wins_at_the_start_value() {
     let reference = solved(&["--board", "3", "--target", "512"]);
     let (s, solved) = (&reference.store, &reference.summary);
     let play = |args: &[&str]| command_json("play", s, args);
+    // With a store and no player named, the player is the optimal one.
     let a = play(&["--seed", "42"]);
-    assert_eq!(a, play(&["--seed", "42"]), "same seed, same game");
-    // Moves are named as `query` names them.
-    for step in a["steps"].as_array().unwrap() {
+    assert_eq!(a["player"], "optimal");
+    assert_eq!(
+        a["games"],
+        play(&["--seed", "42"])["games"],
+        "same seed, same game"
+    );
+    let steps = a["games"][0]["steps"].as_array().unwrap();
+    // Moves are named as `query` names them, and each board's value is the
+    // one `query` gives, its move the best one.
+    for step in steps {
         let action = step["action"].as_str().unwrap();
         assert!(["left", "right", "up", "down"].contains(&action), "{step}");
     }
-    assert_ne!(a["steps"], play(&["--seed", "43"])["steps"]);
-    assert!(a["steps"].as_array().unwrap().len() > 10);
+    for step in steps.iter().step_by(25) {
+        let q = query(s, step["board"].as_str().unwrap());
+        assert_eq!(q["best"], step["action"], "{step}");
+        assert!(
+            close(&q["value"], step["value"].as_f64().unwrap()),
+            "{step}"
+        );
+    }
+    // Shown move by move: each board with its win probability.
+    let text = command_ok("play", s, &["--seed".as_ref(), "42".as_ref()]).stdout;
+    let text = String::from_utf8_lossy(&text);
+    assert!(
+        text.starts_with("optimal on 3x3 to 512, seed 42, store "),
+        "{text}"
+    );
+    assert_eq!(
+        text.matches("\nwin probability under optimal play ")
+            .count(),
+        steps.len() + 1,
+        "the start and every move"
+    );
+    let b = play(&["--seed", "43"]);
+    assert_ne!(a["games"][0]["steps"], b["games"][0]["steps"]);
+    assert!(steps.len() > 10);
     // The forward pass under the optimal policy: the game ends won or lost
     // with certainty, and at discount 1 it is won with the start value.
     let occ = occupancy(s);
@@ -100,9 +131,16 @@ fn seeded_play_is_reproducible_and_wins_at_the_start_value() {
     export_matches_query(s, occ["visited_states"].as_u64().unwrap());
     let many = play(&["--games", "10000", "--seed", "1"]);
     let (rate, start) = (
-        many["win_rate"].as_f64().unwrap(),
+        many["summary"]["win_rate"].as_f64().unwrap(),
         solved["start_value"].as_f64().unwrap(),
     );
+    let won = many["games"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|g| g["won"] == true)
+        .count();
+    assert_eq!(rate, won as f64 / 10000.0);
     let se = (start * (1.0 - start) / 10000.0).sqrt();
     assert!(
         (rate - start).abs() < 3.0 * se,

@@ -19,7 +19,7 @@ fn build(spec: &str, n: usize, seed: u64) -> Box<dyn Player> {
 fn exact_win_probabilities_agree_with_10000_seeded_games() {
     for (n, target) in [(2, 16), (2, 32), (3, 64)] {
         let game = Game::new(n, target, 1.0).unwrap();
-        for spec in ["order:LDRU", "random"] {
+        for spec in ["order:LDRU", "random", "greedy"] {
             let exact = slow_win_probability(&game, build(spec, n as usize, 0).as_mut()).unwrap();
             let games = 10_000;
             let mut p = build(spec, n as usize, 0);
