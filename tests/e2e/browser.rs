@@ -399,7 +399,7 @@ async fn the_page_plays_with_the_keyboard_and_shows_what_query_gives() {
     let moves = play_with_keys(&mut b, &server.addr, store, 7, 12).await;
     assert_eq!(moves.len(), 12, "twelve moves made, in the link: {moves}");
     b.screenshot(&shots.join("serve-3x3-to-64.png")).await;
-    let played = command_json("play", store, &["--seed", "5"]);
+    let played = command_json("play", store, &["--seed", "5"])["games"][0].clone();
     b.eval(
         "document.getElementById('watch-seed').value = '5';
          document.getElementById('player').value = 'optimal';

@@ -189,7 +189,7 @@ async fn play_plays_the_game_play_plays() {
         let a = post(&s, "/api/play", &format!(r#"{{"seed": {seed}}}"#)).await;
         assert_eq!(a.status, StatusCode::OK);
         let api = a.json();
-        let cli = command_json("play", store, &["--seed", &seed.to_string()]);
+        let cli = &command_json("play", store, &["--seed", &seed.to_string()])["games"][0];
         let (steps, want) = (
             api["steps"].as_array().unwrap(),
             cli["steps"].as_array().unwrap(),
