@@ -140,6 +140,11 @@ fn render_plan(p: &solve2048_coordinator::capacity::Plan) -> String {
         c.worker_memory_bytes as f64 / GIB,
         if p.fits { "fits" } else { "DOES NOT FIT" }
     );
+    let _ = writeln!(
+        o,
+        "  the coordinator: {} (the references to every chunk's requests, held from the forward pass to the gathers)",
+        human::bytes(m.coordinator_bytes)
+    );
     if !p.fits {
         let _ = writeln!(
             o,

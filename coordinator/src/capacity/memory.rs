@@ -40,6 +40,31 @@ pub struct Memory {
     /// States of the largest group (its merge holds its runs), and whether
     /// that is measured or modelled.
     pub largest_group_states: u64,
+    /// The coordinator's: the references to every chunk's requests, held
+    /// from the forward pass until the layer they ask of is gathered.
+    pub coordinator_bytes: u64,
+}
+
+/// States a chunk holds on average with the default chunk size: 4x4 to 32
+/// made 1,000 chunks of 1,566,798,892 states (groups are smaller than a
+/// chunk, so most chunks are not full).
+const STATES_PER_CHUNK_OF_DEFAULT: f64 = 1_566_798.892;
+
+/// Requests an enumerate task makes (one per group its afterstates' spawns
+/// land in): 22,518 for the 1,000 chunks of 4x4 to 32.
+const REQUESTS_PER_CHUNK: f64 = 22.5;
+
+/// Bytes the coordinator holds for one request's reference (its object
+/// name and fields, in a map).
+const REQUEST_REF_BYTES: f64 = 200.0;
+
+/// The coordinator's memory for a job of `states` states with chunks of
+/// `chunk_size`: every request of the job is referenced at once at the
+/// turn from the forward to the backward pass.
+pub fn coordinator_bytes(states: u64, chunk_size: u64) -> u64 {
+    let fill = STATES_PER_CHUNK_OF_DEFAULT / solve2048_core::task::DEFAULT_CHUNK_SIZE as f64;
+    let chunks = states as f64 / (fill * chunk_size.max(1) as f64);
+    (chunks * REQUESTS_PER_CHUNK * REQUEST_REF_BYTES) as u64 + PROCESS_BYTES
 }
 
 /// The largest group (by tiles, `core::part::group_of`) against the largest
@@ -93,6 +118,7 @@ pub fn memory(layers: &[LayerCount], largest_part: u64, cluster: &Cluster) -> Me
         minimum_bytes: PROCESS_BYTES + largest,
         needed_bytes: PROCESS_BYTES + cluster.slots as u64 * largest,
         largest_group_states: group,
+        coordinator_bytes: coordinator_bytes(layers.iter().map(|l| l.states).sum(), cluster.chunk_size),
         tasks,
     }
 }
@@ -147,7 +173,10 @@ mod tests {
         let c = cluster(1 << 20, 2);
         let small = memory(&[layer(10, 1 << 24)], 1 << 22, &c);
         let large = memory(&[layer(10, 1 << 34), layer(12, 1 << 33)], 1 << 22, &c);
-        assert_eq!(small, large);
+        assert_eq!(small.tasks, large.tasks);
+        assert_eq!(small.needed_bytes, large.needed_bytes);
+        // Only the coordinator's references grow with the states.
+        assert!(large.coordinator_bytes > 1000 * (small.coordinator_bytes - PROCESS_BYTES));
         assert_eq!(
             small.minimum_bytes,
             PROCESS_BYTES + small.largest_task_bytes
