@@ -4,12 +4,14 @@
 //!
 //! Modules:
 //! - [`capacity`]: the resource plan of a job before it runs: states per
-//!   layer (exact or estimated), worker memory, store size, duration.
+//!   layer (exact or estimated), worker and coordinator memory, store size,
+//!   duration; one module for each.
 //! - [`records`]: the job manifest, per-task commit and failure records.
 //! - [`lock`]: the coordinator lock, so one coordinator runs a job at a time.
 //! - [`driver`]: the stage driver: the forward and backward passes over
-//!   layers, parts and chunks.
-//! - [`scheduler`]: the task queue, leases, heartbeats and the task table.
+//!   layers, parts and chunks, and the repair of a damaged store.
+//! - [`scheduler`]: the task queue, leases and heartbeats, and what it
+//!   tracks for status (the task table, workers, counters, progress).
 //! - [`service`]: the gRPC service over the scheduler, behind a token check.
 //! - [`status`]: the status document, live and in the store; `chunks` rows.
 //! - [`metrics`]: the Prometheus endpoint.

@@ -11,19 +11,22 @@
 //! - [`spawn`]: tile placement: start states and the successors of a state.
 //! - [`rng`]: the seeded splitmix64 generator that draws spawned tiles in
 //!   played games.
-//! - [`part`]: identifiers of layers, parts, groups and chunks.
+//! - [`part`]: identifiers of layers, parts, groups and chunks; the group of
+//!   a state and of an afterstate's spawns, and the slices of a gather.
 //! - [`layer`]: the structure every side relies on: the parts successors and
 //!   start states fall in, and each part's group count.
 //! - [`chunk`]: the on-disk chunk format (header, checksum, compression).
 //! - [`in_memory`]: a whole small game enumerated and solved in memory with
 //!   the job's kernels (exact counts for `plan`, the kernels' test reference).
-//! - [`kernel`]: the enumerate, merge and solve kernels that tasks run.
+//! - [`kernel`]: the enumerate, merge, gather and solve kernels that tasks
+//!   run.
 //! - [`footprint`]: the memory each task holds, by which workers admit
 //!   tasks and `plan` sizes workers.
 //! - [`policy_file`]: the compact exported-policy file format and its reader.
 //! - [`memory`]: large buffers backed by huge pages.
-//! - [`table`]: the in-memory value table the solve kernel looks states up in.
-//! - [`task`]: the task model shared by coordinator and workers, and object names.
+//! - [`table`]: the in-memory value table a gather looks states up in.
+//! - [`task`]: the task model shared by coordinator and workers, and how
+//!   large merges and gathers are cut.
 //! - [`slow`]: a deliberately slow, obvious implementation of the rules that
 //!   the fast code is tested against.
 #![deny(missing_docs)]

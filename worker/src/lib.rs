@@ -2,9 +2,11 @@
 //!
 //! Modules:
 //! - [`agent`]: a worker process: leases tasks from the coordinator over
-//!   gRPC, heartbeats, runs them with [`exec::Worker`], reports outputs.
+//!   gRPC, heartbeats, runs them with [`exec::Worker`], reports outputs; its
+//!   connection to the coordinator (retries, backoff) in `agent/connection`.
 //! - [`exec`]: [`exec::Worker`], which runs one [`solve2048_core::task::Task`]
-//!   (reads its inputs, runs the core kernel on rayon, writes its outputs).
+//!   within the worker's memory budget (reads its inputs, runs the core
+//!   kernel on rayon, writes its outputs): forward and backward tasks.
 
 pub mod agent;
 pub mod exec;
