@@ -125,8 +125,14 @@ fn wait_for_commits(store: &Path, n: usize) {
     }
 }
 
+/// The record of the coordinator's last `status.json` (a checksummed
+/// record: `{"xxh3": .., "record": ..}`).
 fn status_json(store: &Path) -> serde_json::Value {
-    serde_json::from_slice(&std::fs::read(store.join("status.json")).unwrap()).unwrap()
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(store.join("status.json")).unwrap()).unwrap();
+    let record = doc["record"].clone();
+    assert!(record.is_object(), "status.json holds no record: {doc}");
+    record
 }
 
 /// The embedded solve of the same job, for reference (shared by the tests).

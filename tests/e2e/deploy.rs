@@ -142,11 +142,8 @@ fn text_invocations(name: &str, text: &str, markdown: bool) -> Vec<Invocation> {
             i += 1;
             continue;
         }
-        let prose = if markdown {
-            !in_fence
-        } else {
-            line.trim_start().starts_with('#')
-        };
+        // Markdown outside fences, and comment lines anywhere, are prose.
+        let prose = (markdown && !in_fence) || line.trim_start().starts_with('#');
         // A continued line goes on in the next, whose comment mark is dropped.
         while line.ends_with('\\') && i + 1 < lines.len() {
             line.pop();
@@ -157,8 +154,12 @@ fn text_invocations(name: &str, text: &str, markdown: bool) -> Vec<Invocation> {
         }
         i += 1;
         let w = words(&line);
+        // Words after a ` # ` comment mark are prose too.
+        let comment = w.iter().position(|x| x == "#").unwrap_or(w.len());
         for (k, word) in w.iter().enumerate() {
-            if !is_program(word) {
+            // `kubectl -n solve2048 ...` names a namespace, not the binary.
+            let a_value = k > 0 && matches!(w[k - 1].as_str(), "-n" | "--namespace");
+            if !is_program(word) || a_value {
                 continue;
             }
             let Some(sub) = w.get(k + 1).filter(|s| is_sub_word(s)) else {
@@ -174,7 +175,7 @@ fn text_invocations(name: &str, text: &str, markdown: bool) -> Vec<Invocation> {
                 sub: sub.clone(),
                 args,
             };
-            if !prose || inv.flags().next().is_some() {
+            if !(prose || k > comment) || inv.flags().next().is_some() {
                 out.push(inv);
             }
         }
@@ -504,11 +505,14 @@ fn deploy_checker_finds_invocations_in_text_and_yaml() {
     assert_eq!(found[0].args, ["--threads", "8", "--cache-gib", "4"]);
     assert_eq!(found[1].args, ["--coordinator", "http://c:7480"]);
 
-    let md = "Run solve2048 status --all in prose.\n```sh\nsolve2048 chunks\n```\n";
+    let md = "Run solve2048 status --all in prose.\n```sh\nsolve2048 chunks\n\
+              # the bucket must exist (solve2048 creates none)\n\
+              kubectl apply -k k8s   # creates the solve2048 namespace\n\
+              kubectl -n solve2048 exec job/c -- solve2048 status --all\n```\n";
     let found = text_invocations("m", md, true);
     assert_eq!(
         found.iter().map(|f| f.sub.as_str()).collect::<Vec<_>>(),
-        ["status", "chunks"]
+        ["status", "chunks", "status"]
     );
 
     let k8s = "spec:\n  containers:\n    - name: w\n      image: reg/solve2048:1\n      \
