@@ -19,6 +19,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::evaluation::{ChunkEvaluation, Evaluation, EvaluationSummary, PushRef};
 use crate::part::{ChunkId, PartId};
 
 /// Default largest number of states in one chunk. Larger chunks share more
@@ -38,7 +39,7 @@ pub enum Phase {
 }
 
 /// The whole job a task belongs to.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct JobSpec {
     /// The game.
     pub game: crate::Game,
@@ -46,6 +47,11 @@ pub struct JobSpec {
     pub chunk_size: u64,
     /// zstd compression level of written chunks.
     pub zstd_level: i32,
+    /// What states are valued by: `None` for the solve (the best move, on
+    /// canonical states), or a player to evaluate (its moves, on the boards
+    /// as they lie; see [`crate::evaluation`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evaluate: Option<Evaluation>,
 }
 
 /// The job manifest (`job.json`): what the store holds.
@@ -224,6 +230,11 @@ pub struct ResponseRef {
     pub count: u64,
     /// Payload checksum.
     pub checksum: u64,
+    /// Evaluation jobs: true for the sums of the solved store's optimal
+    /// values, false for those of the evaluated player's values (each
+    /// request of an evaluation is answered with both).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reference: bool,
 }
 
 impl ResponseRef {
@@ -256,6 +267,10 @@ pub struct GatherGroup {
     pub chunks: Vec<SolvedRef>,
     /// The requests to answer.
     pub requests: Vec<RequestRef>,
+    /// Evaluation jobs: the solved store's chunks of the same group, whose
+    /// optimal values answer beside the player's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reference: Vec<SolvedRef>,
 }
 
 /// One piece of the gather of a large group: one slice of its states and of
@@ -337,6 +352,14 @@ pub enum Task {
         chunk: ChunkRef,
         /// Group counts of every part a successor can fall in.
         targets: Vec<TargetGroups>,
+        /// Evaluation jobs: what the layers below pushed to the chunk's
+        /// group, whence how likely each of its boards is reached.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        pushes: Vec<PushRef>,
+        /// Evaluation jobs: the solved store's chunks of the same group
+        /// (`optimal` plays their policy).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        reference: Vec<SolvedRef>,
     },
     /// Merge the runs of one group of one part (or of one key range of a
     /// large group) into final chunks.
@@ -359,6 +382,13 @@ pub enum Task {
         /// The answers to its requests (every group its afterstates' spawns
         /// land in, for both tiles).
         responses: Vec<ResponseRef>,
+        /// Evaluation jobs: as in [`Task::Enumerate`].
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        pushes: Vec<PushRef>,
+        /// Evaluation jobs: as in [`Task::Enumerate`] (their optimal values
+        /// and moves beside the player's).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        reference: Vec<SolvedRef>,
     },
     /// The answers of solved groups of one part to the requests addressed
     /// to them, one group at a time. A group asked more than a task should
@@ -474,6 +504,10 @@ pub enum TaskOutput {
         runs: Vec<RunRef>,
         /// Requests.
         requests: Vec<RequestRef>,
+        /// Evaluation jobs: the requests' afterstates with how likely the
+        /// player makes them (in the requests' bundle).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        pushes: Vec<PushRef>,
     },
     /// Responses written (gather), one per request.
     Responses(Vec<ResponseRef>),
@@ -485,6 +519,9 @@ pub enum TaskOutput {
         solved: SolvedRef,
         /// [`result_digest`] of the chunk's states, values and actions.
         digest: u64,
+        /// Evaluation jobs: what the chunk's boards cost the player.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        evaluated: Option<ChunkEvaluation>,
     },
     /// The value of the game.
     StartValue(f64),
@@ -529,6 +566,10 @@ pub struct SolvedSummary {
     pub digest: String,
     /// Tile sums of every layer, ascending.
     pub layers: Vec<u32>,
+    /// Evaluation jobs: the player's value beside the optimal one, and
+    /// where it loses the most.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evaluation: Option<EvaluationSummary>,
 }
 
 /// An order-independent digest of solved states: the wrapping sum over states

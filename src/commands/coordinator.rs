@@ -10,6 +10,7 @@ use solve2048_core::task::JobSpec;
 use solve2048_store::{Access, Store};
 
 use crate::args::{JobArgs, LeaseArgs, TokenArgs};
+use crate::commands::evaluate::{prepare, print_evaluation};
 use crate::embedded::store_for_workers;
 use crate::progress::Reporter;
 use crate::report::print_summary;
@@ -25,7 +26,19 @@ pub struct Args {
     #[arg(long)]
     store: String,
     #[command(flatten)]
-    job: JobArgs,
+    job: Option<JobArgs>,
+    /// Evaluate a player instead of solving (see `evaluate`): the solved
+    /// store to compare with; its game and chunk size are the job's.
+    #[arg(
+        long,
+        value_name = "SOLVED_STORE",
+        requires = "player",
+        conflicts_with = "board"
+    )]
+    evaluate: Option<String>,
+    /// With --evaluate: the player to evaluate.
+    #[arg(long, requires = "evaluate")]
+    player: Option<String>,
     #[command(flatten)]
     lease: LeaseArgs,
     #[command(flatten)]
@@ -56,7 +69,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let reporter = Reporter::new();
     let rt = runtime()?;
     let (job, summary) = rt.block_on(serve(&args, &|p| reporter.event(p)))?;
-    print_summary(&job, &args.store, &summary, &reporter, None, args.json)
+    match (&args.evaluate, &job.evaluate) {
+        (Some(solved), Some(_)) => print_evaluation(&job, solved, &args.store, &summary, args.json),
+        _ => print_summary(&job, &args.store, &summary, &reporter, None, args.json),
+    }
 }
 
 /// Serve the job until it is done.
@@ -64,7 +80,14 @@ async fn serve(
     args: &Args,
     progress: &(dyn Fn(&Progress) + Sync),
 ) -> anyhow::Result<(JobSpec, Summary)> {
-    let job = args.job.spec()?;
+    let (job, prepared) = match (&args.job, &args.evaluate, &args.player) {
+        (Some(job), None, _) => (job.spec()?, None),
+        (None, Some(solved), Some(player)) => {
+            let prepared = prepare(solved, player, None).await?;
+            (prepared.job.clone(), Some(prepared))
+        }
+        _ => anyhow::bail!("give the game (--board, --target) or --evaluate STORE --player P"),
+    };
     let token = args.token.token()?;
     let lease = args.lease.config()?;
     let tls = match (&args.tls_cert, &args.tls_key) {
@@ -75,6 +98,9 @@ async fn serve(
         _ => None,
     };
     let store = Store::open(&args.store, Access::ReadWrite)?;
+    if let Some(p) = &prepared {
+        p.install(&store).await?;
+    }
     let listener = tokio::net::TcpListener::bind(&args.listen)
         .await
         .with_context(|| format!("cannot listen on {}", args.listen))?;
@@ -87,7 +113,7 @@ async fn serve(
         None => None,
     };
     let config = ServerConfig {
-        job,
+        job: job.clone(),
         store: store_for_workers(&args.store)?,
         lease,
         max_attempts: args.lease.max_attempts,

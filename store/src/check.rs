@@ -420,7 +420,7 @@ fn plan_units(
             });
         };
         match out {
-            TaskOutput::Solved { solved, digest } => {
+            TaskOutput::Solved { solved, digest, .. } => {
                 let objects = [
                     layout::states_of(&solved.chunk),
                     layout::values_of(solved),
@@ -463,7 +463,11 @@ fn plan_units(
                     );
                 }
             }
-            TaskOutput::Enumerated { runs, requests } => {
+            TaskOutput::Enumerated {
+                runs,
+                requests,
+                pushes,
+            } => {
                 for r in runs {
                     section(
                         &r.object,
@@ -482,6 +486,16 @@ fn plan_units(
                         r.len,
                         r.count,
                         r.checksum,
+                    );
+                }
+                for p in pushes {
+                    section(
+                        &p.object,
+                        ChunkKind::Pushes,
+                        p.offset,
+                        p.len,
+                        p.count,
+                        p.checksum,
                     );
                 }
             }
