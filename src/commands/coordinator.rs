@@ -6,10 +6,10 @@ use std::time::Duration;
 
 use anyhow::Context;
 use solve2048_coordinator::{serve_job, Progress, Records, ServerConfig, Summary, TlsFiles};
-use solve2048_core::task::JobSpec;
+use solve2048_core::task::{JobSpec, DEFAULT_CHUNK_SIZE};
 use solve2048_store::{Access, Store};
 
-use crate::args::{JobArgs, LeaseArgs, TokenArgs};
+use crate::args::{GameArgs, JobArgs, LeaseArgs, TokenArgs};
 use crate::commands::evaluate::{prepare, print_evaluation};
 use crate::embedded::store_for_workers;
 use crate::progress::Reporter;
@@ -26,14 +26,24 @@ pub struct Args {
     #[arg(long)]
     store: String,
     #[command(flatten)]
-    job: Option<JobArgs>,
+    game: Option<GameArgs>,
+    /// Discount per move, in (0, 1].
+    #[arg(long, default_value_t = 1.0)]
+    discount: f64,
+    /// Largest number of states in one chunk [default: 4194304; with
+    /// --evaluate, the solved store's].
+    #[arg(long)]
+    chunk_size: Option<u64>,
+    /// zstd level of stored chunks.
+    #[arg(long, default_value_t = 3)]
+    zstd_level: i32,
     /// Evaluate a player instead of solving (see `evaluate`): the solved
-    /// store to compare with; its game and chunk size are the job's.
+    /// store to compare with, whose game is the job's.
     #[arg(
         long,
         value_name = "SOLVED_STORE",
         requires = "player",
-        conflicts_with = "board"
+        conflicts_with_all = ["board", "target", "discount", "zstd_level"]
     )]
     evaluate: Option<String>,
     /// With --evaluate: the player to evaluate.
@@ -80,10 +90,22 @@ async fn serve(
     args: &Args,
     progress: &(dyn Fn(&Progress) + Sync),
 ) -> anyhow::Result<(JobSpec, Summary)> {
-    let (job, prepared) = match (&args.job, &args.evaluate, &args.player) {
-        (Some(job), None, _) => (job.spec()?, None),
+    let (job, prepared) = match (&args.game, &args.evaluate, &args.player) {
+        (Some(game), None, _) => {
+            let job = JobArgs {
+                game: game.clone(),
+                discount: args.discount,
+                chunk_size: args.chunk_size.unwrap_or(DEFAULT_CHUNK_SIZE),
+                zstd_level: args.zstd_level,
+            };
+            (job.spec()?, None)
+        }
+        (None, Some(_), _) if args.repair => anyhow::bail!(
+            "--repair does not apply to an evaluation: its store is made again, not repaired \
+             (delete it and run the same command; the solved store is only read)"
+        ),
         (None, Some(solved), Some(player)) => {
-            let prepared = prepare(solved, player, None).await?;
+            let prepared = prepare(solved, player, args.chunk_size).await?;
             (prepared.job.clone(), Some(prepared))
         }
         _ => anyhow::bail!("give the game (--board, --target) or --evaluate STORE --player P"),

@@ -222,6 +222,10 @@ fn explain(e: anyhow::Error, out: &str) -> anyhow::Error {
             "evaluation store {out} holds another evaluation ({found}); requested {requested}. \
              Use another --out, or the same --store and --player to resume"
         ),
+        Some(CoordinatorError::StoreDamaged { error, .. }) => anyhow::anyhow!(
+            "evaluation store {out} is damaged: {error}; an evaluation is made again, not \
+             repaired: delete {out} and run the same command (the solved store is only read)"
+        ),
         _ => e,
     }
 }
