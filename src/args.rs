@@ -57,6 +57,7 @@ impl JobArgs {
             game,
             chunk_size: self.chunk_size,
             zstd_level: self.zstd_level,
+            evaluate: None,
         })
     }
 }

@@ -80,10 +80,27 @@ pub async fn run_embedded(
         drain: Duration::ZERO,
     };
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let worker = tokio::spawn(run_agent(agent, async {
-        let _ = stop_rx.await;
-    }));
-    let result = serve_job(records, listener, None, config, progress, shutdown_signal()).await;
+    // The worker starts once the coordinator serves the job (its first
+    // progress event): a job refused as it opens (a store of another game,
+    // a lock held) then prints its refusal alone, with no worker retrying.
+    let (start_tx, start_rx) = tokio::sync::oneshot::channel::<()>();
+    let start_tx = std::sync::Mutex::new(Some(start_tx));
+    let started = move |p: &Progress| {
+        if let Some(tx) = start_tx.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            let _ = tx.send(());
+        }
+        progress(p)
+    };
+    let worker = tokio::spawn(async move {
+        if start_rx.await.is_ok() {
+            let _ = run_agent(agent, async {
+                let _ = stop_rx.await;
+            })
+            .await;
+        }
+    });
+    let result = serve_job(records, listener, None, config, &started, shutdown_signal()).await;
+    drop(started);
     let _ = stop_tx.send(());
     // The worker exits on its own once told the job is over; after an error
     // or interruption it is simply stopped with the process.

@@ -106,6 +106,14 @@ pub enum CoordinatorError {
         /// The first damage met.
         error: String,
     },
+    /// An evaluation's solved store cannot be used.
+    #[error("solved store {location} {reason}")]
+    Reference {
+        /// Its location.
+        location: String,
+        /// Why not.
+        reason: String,
+    },
     /// A task failed on every attempt.
     #[error("task {task} failed {attempts} times; last error: {error}")]
     TaskFailed {
@@ -267,7 +275,7 @@ impl Records {
     pub async fn open_job(&self, job: &JobSpec) -> Result<(), CoordinatorError> {
         let want = JobManifest {
             format_version: FORMAT_VERSION,
-            job: *job,
+            job: job.clone(),
         };
         match self.manifest().await? {
             Some(found) if found == want => Ok(()),
@@ -306,8 +314,19 @@ pub struct FailureRecord {
 }
 
 fn describe(job: &JobSpec) -> String {
+    let evaluating = job.evaluate.as_ref().map_or(String::new(), |e| {
+        format!(
+            " evaluating {}{} against {} (digest {})",
+            e.player,
+            e.weights
+                .as_ref()
+                .map_or(String::new(), |w| format!(" (weights {w})")),
+            e.reference,
+            e.reference_digest
+        )
+    });
     format!(
-        "{}, chunk size {}, zstd level {}",
+        "{}{evaluating}, chunk size {}, zstd level {}",
         job.game.name(),
         job.chunk_size,
         job.zstd_level

@@ -73,8 +73,52 @@ pub fn solve_bytes(states: u64, response_keys: u64) -> u64 {
     140 * states + 28 * response_keys
 }
 
+/// Bytes an evaluation holds beside what the solve's task of the same kind
+/// holds for `states` boards ([`of`] adds it): per board, its reach and
+/// move probabilities (40), the pairs and sums of its moves' afterstates
+/// (up to 4 moves, 32 each); the reference chunks' states, values and
+/// policy, decoded (`reference` of them, 17 each, twice while the best
+/// moves are looked up); and a second answer per request key (`keys`).
+pub fn evaluation_bytes(states: u64, reference: u64, keys: u64) -> u64 {
+    40 * states + 128 * states.min(SLICE as u64) + 34 * reference + 26 * keys
+}
+
 /// Bytes `task` holds while it runs.
 pub fn of(task: &Task, job: &JobSpec) -> u64 {
+    as_solved(task, job)
+        + match (task, &job.evaluate) {
+            (_, None) => 0,
+            (
+                Task::Enumerate {
+                    chunk, reference, ..
+                }
+                | Task::Solve {
+                    chunk, reference, ..
+                },
+                Some(_),
+            ) => evaluation_bytes(chunk.count, reference_states(reference), 0),
+            (Task::Gather { groups, .. }, Some(_)) => groups
+                .iter()
+                .map(|g| {
+                    evaluation_bytes(
+                        0,
+                        reference_states(&g.reference),
+                        g.requests.iter().map(|r| r.count).sum(),
+                    )
+                })
+                .max()
+                .unwrap_or(0),
+            _ => 0,
+        }
+}
+
+/// States in `chunks`.
+fn reference_states(chunks: &[crate::task::SolvedRef]) -> u64 {
+    chunks.iter().map(|c| c.chunk.count).sum()
+}
+
+/// Bytes `task` holds as a task of the solve.
+fn as_solved(task: &Task, job: &JobSpec) -> u64 {
     match task {
         Task::Seed { .. } | Task::StartValue { .. } => 1 << 20,
         Task::Enumerate { chunk, .. } => enumerate_bytes(chunk.count),
@@ -91,9 +135,9 @@ pub fn of(task: &Task, job: &JobSpec) -> u64 {
             })
             .max()
             .unwrap_or(0),
-        Task::Solve { chunk, responses } => {
-            solve_bytes(chunk.count, responses.iter().map(|r| r.count).sum())
-        }
+        Task::Solve {
+            chunk, responses, ..
+        } => solve_bytes(chunk.count, responses.iter().map(|r| r.count).sum()),
     }
 }
 

@@ -27,6 +27,8 @@
 //! - [`table`]: the in-memory value table a gather looks states up in.
 //! - [`task`]: the task model shared by coordinator and workers, and how
 //!   large merges and gathers are cut.
+//! - [`evaluation`]: evaluating a player exactly, as a mode of the same job:
+//!   what it compares with and what it reports.
 //! - [`slow`]: a deliberately slow, obvious implementation of the rules that
 //!   the fast code is tested against.
 #![deny(missing_docs)]
@@ -35,6 +37,7 @@ pub mod board;
 pub mod canonical;
 pub mod chunk;
 pub mod direction;
+pub mod evaluation;
 pub mod footprint;
 pub mod game;
 pub mod in_memory;

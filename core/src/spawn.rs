@@ -67,7 +67,7 @@ pub fn for_each_spawn_of(t: u64, n: usize, tables: &Tables, tile: u8, mut f: imp
 /// (a game that is always won has start value exactly 1).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Starts {
-    /// Canonical start board -> weight.
+    /// Start board (canonical, unless made by [`Starts::actual`]) -> weight.
     pub weights: BTreeMap<u64, u64>,
     /// Sum of all weights.
     pub denominator: u64,
@@ -76,6 +76,17 @@ pub struct Starts {
 impl Starts {
     /// The start distribution of the `n x n` game.
     pub fn new(n: usize) -> Starts {
+        Starts::of(n, |board| canonical(board, n))
+    }
+
+    /// The start distribution over boards as they lie (not canonical): what
+    /// a player that is not symmetric starts from.
+    pub fn actual(n: usize) -> Starts {
+        Starts::of(n, |board| board)
+    }
+
+    /// The start distribution with each start board keyed by `key(board)`.
+    fn of(n: usize, key: impl Fn(u64) -> u64) -> Starts {
         let cells: Vec<u32> = (0..n)
             .flat_map(|r| (0..n).map(move |c| (16 * r + 4 * c) as u32))
             .collect();
@@ -88,7 +99,7 @@ impl Starts {
                 for &b in cells.iter().filter(|&&b| b != a) {
                     for (eb, wb) in [(1u64, 9u64), (2, 1)] {
                         let board = (ea << a) | (eb << b);
-                        *weights.entry(canonical(board, n)).or_insert(0) += wa * wb;
+                        *weights.entry(key(board)).or_insert(0) += wa * wb;
                         denominator += wa * wb;
                     }
                 }
@@ -100,7 +111,8 @@ impl Starts {
         }
     }
 
-    /// Probability of a canonical start board.
+    /// Probability of a start board (canonical, unless made by
+    /// [`Starts::actual`]).
     pub fn probability(&self, board: u64) -> f64 {
         self.weights
             .get(&board)
@@ -192,6 +204,37 @@ mod tests {
                 assert!((p - fast.probability(k)).abs() < 1e-15);
             }
             assert_eq!(fast.expect(|_| 1.0), 1.0);
+        }
+    }
+
+    /// The starts as they lie: two spawns on the empty board, each board
+    /// with the probability of its ways to arise; their canonical forms
+    /// give the canonical starts back.
+    #[test]
+    fn actual_starts_are_two_spawns_on_the_empty_board() {
+        for n in 2..=4 {
+            let actual = Starts::actual(n);
+            let mut want: BTreeMap<u64, f64> = BTreeMap::new();
+            for (one, p1) in slow::spawns(0, n) {
+                for (two, p2) in slow::spawns(one, n) {
+                    *want.entry(two).or_default() += p1 * p2;
+                }
+            }
+            assert_eq!(
+                actual.weights.keys().collect::<Vec<_>>(),
+                want.keys().collect::<Vec<_>>()
+            );
+            let mut folded: BTreeMap<u64, f64> = BTreeMap::new();
+            for (&b, p) in &want {
+                assert!((p - actual.probability(b)).abs() < 1e-15);
+                *folded.entry(canonical(b, n)).or_default() += p;
+            }
+            let canon = Starts::new(n);
+            for (&b, p) in &folded {
+                assert!((p - canon.probability(b)).abs() < 1e-15);
+            }
+            assert_eq!(actual.denominator, canon.denominator);
+            assert_eq!(actual.expect(|_| 1.0), 1.0);
         }
     }
 }

@@ -6,10 +6,11 @@ use std::time::Duration;
 
 use anyhow::Context;
 use solve2048_coordinator::{serve_job, Progress, Records, ServerConfig, Summary, TlsFiles};
-use solve2048_core::task::JobSpec;
+use solve2048_core::task::{JobSpec, DEFAULT_CHUNK_SIZE};
 use solve2048_store::{Access, Store};
 
-use crate::args::{JobArgs, LeaseArgs, TokenArgs};
+use crate::args::{GameArgs, JobArgs, LeaseArgs, TokenArgs};
+use crate::commands::evaluate::{prepare, print_evaluation};
 use crate::embedded::store_for_workers;
 use crate::progress::Reporter;
 use crate::report::print_summary;
@@ -25,7 +26,29 @@ pub struct Args {
     #[arg(long)]
     store: String,
     #[command(flatten)]
-    job: JobArgs,
+    game: Option<GameArgs>,
+    /// Discount per move, in (0, 1].
+    #[arg(long, default_value_t = 1.0)]
+    discount: f64,
+    /// Largest number of states in one chunk [default: 4194304; with
+    /// --evaluate, the solved store's].
+    #[arg(long)]
+    chunk_size: Option<u64>,
+    /// zstd level of stored chunks.
+    #[arg(long, default_value_t = 3)]
+    zstd_level: i32,
+    /// Evaluate a player instead of solving (see `evaluate`): the solved
+    /// store to compare with, whose game is the job's.
+    #[arg(
+        long,
+        value_name = "SOLVED_STORE",
+        requires = "player",
+        conflicts_with_all = ["board", "target", "discount", "zstd_level"]
+    )]
+    evaluate: Option<String>,
+    /// With --evaluate: the player to evaluate.
+    #[arg(long, requires = "evaluate")]
+    player: Option<String>,
     #[command(flatten)]
     lease: LeaseArgs,
     #[command(flatten)]
@@ -56,7 +79,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let reporter = Reporter::new();
     let rt = runtime()?;
     let (job, summary) = rt.block_on(serve(&args, &|p| reporter.event(p)))?;
-    print_summary(&job, &args.store, &summary, &reporter, None, args.json)
+    match (&args.evaluate, &job.evaluate) {
+        (Some(solved), Some(_)) => print_evaluation(&job, solved, &args.store, &summary, args.json),
+        _ => print_summary(&job, &args.store, &summary, &reporter, None, args.json),
+    }
 }
 
 /// Serve the job until it is done.
@@ -64,7 +90,26 @@ async fn serve(
     args: &Args,
     progress: &(dyn Fn(&Progress) + Sync),
 ) -> anyhow::Result<(JobSpec, Summary)> {
-    let job = args.job.spec()?;
+    let (job, prepared) = match (&args.game, &args.evaluate, &args.player) {
+        (Some(game), None, _) => {
+            let job = JobArgs {
+                game: game.clone(),
+                discount: args.discount,
+                chunk_size: args.chunk_size.unwrap_or(DEFAULT_CHUNK_SIZE),
+                zstd_level: args.zstd_level,
+            };
+            (job.spec()?, None)
+        }
+        (None, Some(_), _) if args.repair => anyhow::bail!(
+            "--repair does not apply to an evaluation: its store is made again, not repaired \
+             (delete it and run the same command; the solved store is only read)"
+        ),
+        (None, Some(solved), Some(player)) => {
+            let prepared = prepare(solved, player, args.chunk_size).await?;
+            (prepared.job.clone(), Some(prepared))
+        }
+        _ => anyhow::bail!("give the game (--board, --target) or --evaluate STORE --player P"),
+    };
     let token = args.token.token()?;
     let lease = args.lease.config()?;
     let tls = match (&args.tls_cert, &args.tls_key) {
@@ -75,6 +120,9 @@ async fn serve(
         _ => None,
     };
     let store = Store::open(&args.store, Access::ReadWrite)?;
+    if let Some(p) = &prepared {
+        p.install(&store).await?;
+    }
     let listener = tokio::net::TcpListener::bind(&args.listen)
         .await
         .with_context(|| format!("cannot listen on {}", args.listen))?;
@@ -87,7 +135,7 @@ async fn serve(
         None => None,
     };
     let config = ServerConfig {
-        job,
+        job: job.clone(),
         store: store_for_workers(&args.store)?,
         lease,
         max_attempts: args.lease.max_attempts,

@@ -5,6 +5,7 @@ use clap::Subcommand;
 
 pub mod chunks;
 pub mod coordinator;
+pub mod evaluate;
 pub mod export_policy;
 pub mod occupancy;
 pub mod plan;
@@ -25,6 +26,9 @@ pub enum Command {
     Solve(solve::Args),
     /// Run a job's coordinator: plan, lease tasks to workers, record results.
     Coordinator(coordinator::Args),
+    /// The exact win probability of a player, beside the optimal one, and
+    /// where it loses the most (a job like the solve's, on this machine).
+    Evaluate(evaluate::Args),
     /// Run a worker: pull tasks from a coordinator and run them.
     Worker(worker::Args),
     /// A job's progress: live from the coordinator, or from the store.
@@ -60,7 +64,7 @@ impl Command {
     pub fn serves(&self) -> bool {
         matches!(
             self,
-            Command::Solve(_) | Command::Coordinator(_) | Command::Worker(_)
+            Command::Solve(_) | Command::Coordinator(_) | Command::Worker(_) | Command::Evaluate(_)
         )
     }
 }
@@ -70,6 +74,7 @@ pub fn run(command: Command) -> anyhow::Result<()> {
     match command {
         Command::Solve(args) => solve::run(args),
         Command::Coordinator(args) => coordinator::run(args),
+        Command::Evaluate(args) => evaluate::run(args),
         Command::Worker(args) => worker::run(args),
         Command::Status(args) => status::run(args),
         Command::Chunks(args) => chunks::run(args),

@@ -46,7 +46,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let reporter = Reporter::new();
     let summary = runtime()?.block_on(run_embedded(
         &store,
-        job,
+        job.clone(),
         threads,
         memory,
         &args.lease,

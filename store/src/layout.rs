@@ -140,10 +140,15 @@ pub const OUTPUT_PREFIXES: [&str; 6] = [
 pub fn outputs_of(output: &TaskOutput) -> Vec<String> {
     match output {
         TaskOutput::Runs(runs) => distinct(runs.iter().map(|r| &r.object)),
-        TaskOutput::Enumerated { runs, requests } => distinct(
+        TaskOutput::Enumerated {
+            runs,
+            requests,
+            pushes,
+        } => distinct(
             runs.iter()
                 .map(|r| &r.object)
-                .chain(requests.iter().map(|r| &r.object)),
+                .chain(requests.iter().map(|r| &r.object))
+                .chain(pushes.iter().map(|p| &p.object)),
         ),
         TaskOutput::Responses(responses) => distinct(responses.iter().map(|r| &r.object)),
         TaskOutput::Chunks(chunks) => chunks.iter().map(states_of).collect(),

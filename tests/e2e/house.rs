@@ -81,7 +81,11 @@ fn named_paths(module: &[String], code: &str) -> Vec<Vec<String>> {
         while let Some(i) = text[from..].find(start) {
             let at = from + i;
             from = at + start.len();
-            // Not part of a longer identifier (e.g. `my_crate::`).
+            // Not part of a longer identifier (e.g. `my_crate::`) or path
+            // (the second `super::` of `super::super::`).
+            if text[..at].ends_with("::") {
+                continue;
+            }
             if at > 0 {
                 let c = text[..at].chars().last().unwrap();
                 if c.is_alphanumeric() || c == '_' {
@@ -281,6 +285,8 @@ fn the_cycle_finder_finds_cycles_and_use_trees() {
     assert!(paths.contains(&m("z::W")), "{paths:?}");
     assert!(paths.contains(&m("a::c::D")), "{paths:?}");
     assert!(paths.contains(&m("r::s")), "{paths:?}");
+    let paths = named_paths(&m("a::b::c"), "use super::super::d::E;");
+    assert_eq!(paths, [m("a::d::E")]);
     let mut graph = BTreeMap::new();
     graph.insert(m("a"), BTreeSet::from([m("b")]));
     graph.insert(m("b"), BTreeSet::from([m("c")]));

@@ -118,7 +118,10 @@ pub fn memory(layers: &[LayerCount], largest_part: u64, cluster: &Cluster) -> Me
         minimum_bytes: PROCESS_BYTES + largest,
         needed_bytes: PROCESS_BYTES + cluster.slots as u64 * largest,
         largest_group_states: group,
-        coordinator_bytes: coordinator_bytes(layers.iter().map(|l| l.states).sum(), cluster.chunk_size),
+        coordinator_bytes: coordinator_bytes(
+            layers.iter().map(|l| l.states).sum(),
+            cluster.chunk_size,
+        ),
         tasks,
     }
 }

@@ -44,9 +44,13 @@ impl Driver<'_> {
                 self.scheduler.set_states_ahead(below);
                 let tasks: Vec<Task> = chunks
                     .iter()
-                    .map(|c| Task::Solve {
-                        chunk: *c,
-                        responses: responses.remove(&c.id).unwrap_or_default(),
+                    .map(|c| {
+                        self.with_evaluation(Task::Solve {
+                            chunk: *c,
+                            responses: responses.remove(&c.id).unwrap_or_default(),
+                            pushes: Vec::new(),
+                            reference: Vec::new(),
+                        })
                     })
                     .collect();
                 let read: Vec<String> = tasks
@@ -60,9 +64,14 @@ impl Driver<'_> {
                 let mut refs = Vec::with_capacity(chunks.len());
                 for out in self.stage(Phase::Solve, "solve", sum, tasks).await? {
                     match out {
-                        TaskOutput::Solved { solved, digest: d } => {
+                        TaskOutput::Solved {
+                            solved,
+                            digest: d,
+                            evaluated,
+                        } => {
                             digest = digest.wrapping_add(d);
                             refs.push(solved);
+                            self.note_evaluated(&evaluated);
                         }
                         other => return Err(unexpected("solve", &other)),
                     }
@@ -90,7 +99,10 @@ impl Driver<'_> {
                 }
                 let read: Vec<String> =
                     asked.values().flatten().map(|r| r.object.clone()).collect();
-                let tasks = gather_tasks(asked, by_group, self.job.chunk_size);
+                let tasks = gather_tasks(asked, by_group, self.job.chunk_size)
+                    .into_iter()
+                    .map(|t| self.with_evaluation(t))
+                    .collect();
                 for out in self.stage(Phase::Solve, "gather", sum, tasks).await? {
                     match out {
                         TaskOutput::Responses(answered) => {
@@ -185,6 +197,7 @@ fn gather_tasks(
                             group,
                             chunks: solved.clone(),
                             requests: share.clone(),
+                            reference: Vec::new(),
                         }],
                         piece: Some(GatherPiece {
                             slice,
@@ -201,6 +214,7 @@ fn gather_tasks(
             group,
             chunks: solved,
             requests,
+            reference: Vec::new(),
         };
         match &mut batch {
             Some((p, groups, total, asked))

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use solve2048_core::kernel::splitters;
-use solve2048_core::layer::{group_count, start_parts, successor_parts};
+use solve2048_core::layer::{start_parts, successor_parts};
 use solve2048_core::part::PartId;
 use solve2048_core::task::{
     merge_pieces, ChunkRef, LayerIndex, MergePiece, PartIndex, Phase, RunRef, TargetGroups, Task,
@@ -30,7 +30,7 @@ impl Driver<'_> {
             .into_keys()
             .map(|part| TargetGroups {
                 part,
-                groups: group_count(part, &sizes, self.job.chunk_size),
+                groups: self.group_count(part, &sizes),
             })
             .collect();
         let seed = self
@@ -70,7 +70,7 @@ impl Driver<'_> {
                     .iter()
                     .map(|&part| PartIndex {
                         part,
-                        groups: group_count(part, &sizes, self.job.chunk_size),
+                        groups: self.group_count(part, &sizes),
                         chunks: chunks
                             .iter()
                             .filter(|c| c.id.part == part)
@@ -102,20 +102,25 @@ impl Driver<'_> {
             // Enumerate layer `sum`.
             let enumerates: Vec<Task> = chunks
                 .iter()
-                .map(|c| Task::Enumerate {
-                    chunk: *c,
-                    targets: successor_parts(c.id.part)
-                        .into_iter()
-                        .map(|part| TargetGroups {
-                            part,
-                            groups: group_count(part, &sizes, self.job.chunk_size),
-                        })
-                        .collect(),
+                .map(|c| {
+                    self.with_evaluation(Task::Enumerate {
+                        chunk: *c,
+                        targets: successor_parts(c.id.part)
+                            .into_iter()
+                            .map(|part| TargetGroups {
+                                part,
+                                groups: self.group_count(part, &sizes),
+                            })
+                            .collect(),
+                        pushes: Vec::new(),
+                        reference: Vec::new(),
+                    })
                 })
                 .collect();
             let outputs = self
                 .stage(Phase::Enumerate, "enumerate", sum, enumerates)
                 .await?;
+            self.keep_pushes(&outputs);
             add_outputs(&mut pending, &mut requests, outputs);
             if !chunks.is_empty() {
                 layers.insert(sum, chunks);
@@ -197,6 +202,7 @@ fn add_outputs(
             TaskOutput::Enumerated {
                 runs,
                 requests: asked,
+                ..
             } => {
                 add_runs(runs);
                 for r in asked {

@@ -11,6 +11,7 @@
 //! workers; each is skipped when its commit record exists.
 
 mod backward;
+mod evaluate;
 mod forward;
 pub mod repair;
 
@@ -19,6 +20,7 @@ use std::time::Instant;
 
 use futures::{StreamExt, TryStreamExt};
 use serde::Serialize;
+use solve2048_core::evaluation::EvaluationSummary;
 use solve2048_core::part::PartId;
 use solve2048_core::task::{
     FailureKind, JobSpec, Phase, RequestRef, SolvedSummary, Task, TaskOutput,
@@ -181,6 +183,8 @@ pub struct Summary {
     pub stages: Vec<StageStats>,
     /// The largest peak resident memory a worker reported.
     pub workers_peak_rss_bytes: u64,
+    /// Evaluation jobs: the player's loss against the optimal value.
+    pub evaluation: Option<EvaluationSummary>,
 }
 
 impl Summary {
@@ -239,6 +243,7 @@ pub struct Driver<'a> {
     tasks_skipped: u64,
     stages: Vec<StageStats>,
     repair: Option<&'a Repair>,
+    evaluating: Option<evaluate::Evaluating>,
 }
 
 /// Requests waiting for their answer: target layer (tile sum) -> (part,
@@ -259,6 +264,7 @@ pub async fn run(
     repair: Option<&Repair>,
 ) -> Result<Summary, CoordinatorError> {
     records.open_job(&job).await?;
+    let evaluating = evaluate::Evaluating::of(&job).await?;
     let mut c = Driver {
         records,
         job,
@@ -269,6 +275,7 @@ pub async fn run(
         tasks_skipped: 0,
         stages: Vec::new(),
         repair,
+        evaluating,
     };
     c.run_job().await
 }
@@ -294,6 +301,7 @@ impl Driver<'_> {
             start_value,
             digest: format!("{digest:016x}"),
             layers: layers.keys().copied().collect(),
+            evaluation: self.evaluating.as_ref().map(|e| e.summary()),
         };
         self.records.put_json(layout::SUMMARY, &solved).await?;
         let mut parts: BTreeMap<PartId, (u64, usize)> = BTreeMap::new();
@@ -323,6 +331,7 @@ impl Driver<'_> {
             orphans_removed,
             stages: std::mem::take(&mut self.stages),
             workers_peak_rss_bytes: self.scheduler.workers_peak_rss(),
+            evaluation: solved.evaluation,
         })
     }
 

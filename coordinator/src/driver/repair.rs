@@ -212,6 +212,8 @@ pub(super) fn with_inputs<'a>(ctx: Ctx<'a>, task: Task) -> Boxed<'a, Task> {
             Task::Solve {
                 chunk,
                 mut responses,
+                pushes,
+                reference,
             } => {
                 let objects = responses.iter().map(|r| r.object.clone());
                 for (object, made) in remake_all(ctx, objects, Some(chunk.id)).await? {
@@ -222,13 +224,21 @@ pub(super) fn with_inputs<'a>(ctx: Ctx<'a>, task: Task) -> Boxed<'a, Task> {
                         let found = new
                             .iter()
                             .find(|n| {
-                                n.source == r.source && n.part == r.part && n.group == r.group
+                                n.source == r.source
+                                    && n.part == r.part
+                                    && n.group == r.group
+                                    && n.reference == r.reference
                             })
                             .filter(|n| n.checksum == r.checksum && n.count == r.count);
                         *r = found.cloned().ok_or_else(|| differs(&object))?;
                     }
                 }
-                Ok(Task::Solve { chunk, responses })
+                Ok(Task::Solve {
+                    chunk,
+                    responses,
+                    pushes,
+                    reference,
+                })
             }
             Task::Gather {
                 part,
@@ -373,7 +383,12 @@ fn only_for(
 /// merge was run again after its commit record was lost): the same states,
 /// byte for byte, when the count and checksum agree.
 pub(super) fn rebased(chunk: &ChunkRef, out: &TaskOutput) -> Option<Option<TaskOutput>> {
-    let TaskOutput::Solved { solved, digest } = out else {
+    let TaskOutput::Solved {
+        solved,
+        digest,
+        evaluated,
+    } = out
+    else {
         return None;
     };
     if solved.chunk == *chunk {
@@ -388,6 +403,7 @@ pub(super) fn rebased(chunk: &ChunkRef, out: &TaskOutput) -> Option<Option<TaskO
         Some(Some(TaskOutput::Solved {
             solved,
             digest: *digest,
+            evaluated: evaluated.clone(),
         }))
     } else {
         Some(None)

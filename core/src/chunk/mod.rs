@@ -4,7 +4,8 @@
 //! offset size  field
 //!      0    8  magic "S2048CK\0"
 //!      8    2  format version (u16)
-//!     10    1  kind (1 states, 2 values, 3 policy, 4 run, 5 requests, 6 responses)
+//!     10    1  kind (1 states, 2 values, 3 policy, 4 run, 5 requests, 6 responses,
+//!                  7 pushes)
 //!     11    1  board side n
 //!     12    1  target exponent
 //!     13    1  max-tile exponent of the part
@@ -24,8 +25,8 @@
 //! Bodies: states, runs and requests are strictly increasing u64 keys, the
 //! first as a LEB128 varint and each later one as the varint of its
 //! difference from the one before; values are little-endian f64; policy is
-//! one action code per state; responses are keys as above followed by one
-//! little-endian f64 per key. All integers are little-endian.
+//! one action code per state; responses and pushes are keys as above
+//! followed by one little-endian f64 per key. All integers are little-endian.
 //!
 //! Reading and writing keys is in [`keys`], values, policy and responses in
 //! [`values`].
@@ -74,6 +75,10 @@ pub enum ChunkKind {
     /// Afterstates of a chunk with the sums of their spawns' values (the
     /// header names the chunk).
     Responses = 6,
+    /// Evaluation jobs: afterstates of a chunk whose spawns land in one
+    /// group, each with the probability that the player makes it (the
+    /// header names that part and group, as for requests).
+    Pushes = 7,
 }
 
 impl ChunkKind {
@@ -85,6 +90,7 @@ impl ChunkKind {
             4 => Some(ChunkKind::Run),
             5 => Some(ChunkKind::Requests),
             6 => Some(ChunkKind::Responses),
+            7 => Some(ChunkKind::Pushes),
             _ => None,
         }
     }

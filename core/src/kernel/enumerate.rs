@@ -170,7 +170,7 @@ fn requests(
 }
 
 /// Merge sorted, distinct `keys` into sorted, distinct `acc`.
-fn union_into(acc: &mut Vec<u64>, keys: Vec<u64>) {
+pub(crate) fn union_into(acc: &mut Vec<u64>, keys: Vec<u64>) {
     if keys.is_empty() {
         return;
     }
@@ -281,12 +281,12 @@ const RECENT_SLOTS: usize = 1 << 15;
 /// they reach a bucket. (Repeats far apart in the chunk are left to the
 /// sort.) A key it forgets is
 /// emitted again and removed by the sort: it only ever drops true repeats.
-struct RecentFilter {
+pub(crate) struct RecentFilter {
     slots: Box<[u64; RECENT_SLOTS]>,
 }
 
 impl RecentFilter {
-    fn new() -> RecentFilter {
+    pub(crate) fn new() -> RecentFilter {
         RecentFilter {
             // Key 0 (the empty board) is never a successor: free slots.
             slots: vec![0u64; RECENT_SLOTS].try_into().unwrap(),
@@ -295,7 +295,7 @@ impl RecentFilter {
 
     /// True unless `key` is in the filter; remembers it either way.
     #[inline(always)]
-    fn fresh(&mut self, key: u64) -> bool {
+    pub(crate) fn fresh(&mut self, key: u64) -> bool {
         let i = (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - RECENT_SLOTS.trailing_zeros()))
             as usize;
         let slot = &mut self.slots[i];

@@ -1,7 +1,9 @@
 //! The kernels that tasks run: [`enumerate`] (successors and requests of one
 //! chunk), [`merge`] (runs into the final sorted states of one group),
 //! [`gather`] (the spawn sums one group answers to requests), and [`solve`]
-//! (values and optimal actions of one chunk from its spawn sums).
+//! (values and optimal actions of one chunk from its spawn sums); and
+//! [`evaluate`], the same stages under a player's moves on boards as they
+//! lie (an evaluation job).
 //!
 //! Each kernel is a pure function of its inputs and parallelises with rayon;
 //! its result does not depend on the number of threads.
@@ -9,6 +11,7 @@
 use std::ops::Range;
 
 pub mod enumerate;
+pub mod evaluate;
 pub mod gather;
 pub mod merge;
 pub mod solve;

@@ -132,7 +132,7 @@ pub(super) fn plan_units(
             });
         };
         match out {
-            TaskOutput::Solved { solved, digest } => {
+            TaskOutput::Solved { solved, digest, .. } => {
                 let objects = [
                     layout::states_of(&solved.chunk),
                     layout::values_of(solved),
@@ -175,7 +175,11 @@ pub(super) fn plan_units(
                     );
                 }
             }
-            TaskOutput::Enumerated { runs, requests } => {
+            TaskOutput::Enumerated {
+                runs,
+                requests,
+                pushes,
+            } => {
                 for r in runs {
                     section(
                         &r.object,
@@ -194,6 +198,16 @@ pub(super) fn plan_units(
                         r.len,
                         r.count,
                         r.checksum,
+                    );
+                }
+                for p in pushes {
+                    section(
+                        &p.object,
+                        ChunkKind::Pushes,
+                        p.offset,
+                        p.len,
+                        p.count,
+                        p.checksum,
                     );
                 }
             }

@@ -180,8 +180,8 @@ pub async fn run_agent(
                         })?;
                         store = store.with_cache(cache);
                     }
-                    let w = Arc::new(Worker::new(store, job, shared.config.memory));
-                    worker = Some((reg.store.clone(), job, w.clone()));
+                    let w = Arc::new(Worker::new(store, job.clone(), shared.config.memory));
+                    worker = Some((reg.store.clone(), job.clone(), w.clone()));
                     w
                 }
             };

@@ -20,7 +20,7 @@ use super::{Bundle, Run, WorkerError};
 
 /// Requests or responses a task reads at once: their reads are small, and a
 /// remote store answers each after a round trip.
-const READS_IN_FLIGHT: usize = 16;
+pub(super) const READS_IN_FLIGHT: usize = 16;
 
 /// One request's answer from one slice: the afterstates it holds there and
 /// their encoded response.
@@ -99,25 +99,25 @@ fn answer_requests(
 /// The slice of a group a gather task takes ([`solve2048_core::part::slice_of`]):
 /// its states and the afterstates it answers.
 #[derive(Clone, Copy, Debug)]
-struct Slice {
-    index: u32,
-    of: u32,
+pub(super) struct Slice {
+    pub(super) index: u32,
+    pub(super) of: u32,
 }
 
 impl Slice {
     /// The whole group.
-    const WHOLE: Slice = Slice { index: 0, of: 1 };
+    pub(super) const WHOLE: Slice = Slice { index: 0, of: 1 };
 
     /// Whether `key` (a state or an afterstate of an `n` x `n` game) is in it.
     #[inline]
-    fn holds(self, key: u64, n: usize) -> bool {
+    pub(super) fn holds(self, key: u64, n: usize) -> bool {
         self.of <= 1 || slice_of(key, n, self.of) == self.index
     }
 }
 
 impl Run<'_> {
     /// The values of the states of `chunks` in `slice`, in one table.
-    async fn table_of(
+    pub(super) async fn table_of(
         &self,
         chunks: &[SolvedRef],
         slice: Slice,
@@ -327,6 +327,7 @@ impl Run<'_> {
                     len,
                     count,
                     checksum,
+                    reference: false,
                 });
             }
         }
@@ -422,6 +423,7 @@ impl Run<'_> {
                 policy_checksum,
             },
             digest,
+            evaluated: None,
         })
     }
 

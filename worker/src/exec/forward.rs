@@ -20,7 +20,7 @@ use super::{Bundle, Run, WorkerError};
 pub(super) const TRANSIENT_ZSTD_LEVEL: i32 = 1;
 
 /// The group count the task gives successor part `part`, if any.
-fn group_count(targets: &[TargetGroups], part: PartId) -> Option<u32> {
+pub(super) fn group_count(targets: &[TargetGroups], part: PartId) -> Option<u32> {
     targets.iter().find(|t| t.part == part).map(|t| t.groups)
 }
 
@@ -94,12 +94,16 @@ impl Run<'_> {
             }
         }
         self.put_bundle(&object, bundle).await?;
-        Ok(TaskOutput::Enumerated { runs, requests })
+        Ok(TaskOutput::Enumerated {
+            runs,
+            requests,
+            pushes: Vec::new(),
+        })
     }
 
     /// Write one run per non-empty hash group of each successor part, as one
     /// bundle.
-    async fn write_runs(
+    pub(super) async fn write_runs(
         &self,
         source: Option<&ChunkId>,
         by_part: GroupedKeys,
@@ -188,7 +192,7 @@ impl Run<'_> {
             Some(p) => (p.lo, p.hi, p.index * PIECE_CHUNKS),
             None => (0, u64::MAX, 0),
         };
-        let (job, chunk_size) = (self.job, self.job.chunk_size as usize);
+        let (job, chunk_size) = (self.job.clone(), self.job.chunk_size as usize);
         let (tx, mut rx) = tokio::sync::mpsc::channel::<(ChunkId, u64, Vec<u8>)>(1);
         let merging = tokio::task::spawn_blocking(move || {
             let streams = loaded

@@ -12,12 +12,16 @@
 //!
 //! - [`forward`]: seed, enumerate and merge tasks.
 //! - [`backward`]: gather, solve and start-value tasks.
+//! - [`evaluate`]: the same tasks in an evaluation job (boards as they lie,
+//!   under a player's moves, beside a solved store).
 
 mod backward;
+mod evaluate;
 mod forward;
 
 use solve2048_core::chunk::{file_checksum, ChunkHeader, ChunkKind};
 use solve2048_core::footprint;
+use solve2048_core::kernel::evaluate::EvaluateError;
 use solve2048_core::kernel::SolveError;
 use solve2048_core::part::ChunkId;
 use solve2048_core::task::{AttemptId, Failure, FailureKind, JobSpec, Task, TaskOutput};
@@ -62,6 +66,18 @@ pub enum WorkerError {
         /// Task key.
         task: String,
     },
+    /// An evaluation found its inputs or its player's moves unusable.
+    #[error("{task}: {source}")]
+    Evaluate {
+        /// The task.
+        task: String,
+        /// What was wrong.
+        source: EvaluateError,
+    },
+    /// The evaluated player cannot be built here (its weights are missing,
+    /// damaged or not the job's, or its spec is not one this build plays).
+    #[error("the evaluated player cannot be built: {0}")]
+    Player(String),
 }
 
 impl WorkerError {
@@ -78,6 +94,8 @@ impl WorkerError {
                 | StoreError::ReadOnly { .. },
             )
             | WorkerError::Solve { .. }
+            | WorkerError::Evaluate { .. }
+            | WorkerError::Player(_)
             | WorkerError::InvalidTask { .. } => FailureKind::Fatal,
             WorkerError::Store(_) | WorkerError::Panic { .. } | WorkerError::TooLarge { .. } => {
                 FailureKind::Retry
@@ -113,6 +131,8 @@ pub struct Worker {
     budget: u64,
     /// MiB of the budget not held by running tasks.
     memory: Semaphore,
+    /// Evaluation jobs: the player and the solved store, made on first use.
+    evaluator: tokio::sync::OnceCell<std::sync::Arc<evaluate::Evaluator>>,
 }
 
 impl Worker {
@@ -125,6 +145,7 @@ impl Worker {
             job,
             budget,
             memory: Semaphore::new(units),
+            evaluator: tokio::sync::OnceCell::new(),
         }
     }
 
@@ -160,11 +181,21 @@ impl Worker {
             .acquire_many(units)
             .await
             .expect("the semaphore is never closed");
+        let evaluator = match &self.job.evaluate {
+            None => None,
+            Some(e) => Some(
+                self.evaluator
+                    .get_or_try_init(|| evaluate::Evaluator::open(&self.store, &self.job, e))
+                    .await?
+                    .clone(),
+            ),
+        };
         let run = Run {
             store: self.store.with_own_counters(),
-            job: self.job,
+            job: self.job.clone(),
             task,
             attempt,
+            evaluator,
         };
         let out = run.go().await?;
         let io = TaskIo {
@@ -203,13 +234,18 @@ struct Run<'a> {
     job: JobSpec,
     task: &'a Task,
     attempt: AttemptId,
+    /// Evaluation jobs: the player and the solved store.
+    evaluator: Option<std::sync::Arc<evaluate::Evaluator>>,
 }
 
 impl Run<'_> {
     async fn go(&self) -> Result<TaskOutput, WorkerError> {
+        if let Some(e) = &self.evaluator {
+            return self.evaluate(e).await;
+        }
         match self.task {
             Task::Seed { targets } => self.seed(targets).await,
-            Task::Enumerate { chunk, targets } => self.enumerate(chunk, targets).await,
+            Task::Enumerate { chunk, targets, .. } => self.enumerate(chunk, targets).await,
             Task::Merge {
                 part,
                 group,
@@ -221,7 +257,9 @@ impl Run<'_> {
                 groups,
                 piece,
             } => self.gather(*part, groups, *piece).await,
-            Task::Solve { chunk, responses } => self.solve(chunk, responses).await,
+            Task::Solve {
+                chunk, responses, ..
+            } => self.solve(chunk, responses).await,
             Task::StartValue { layers } => self.start_value(layers).await,
         }
     }

@@ -1,0 +1,206 @@
+//! The backward pass of an evaluation: spawn sums over boards as they lie
+//! ([`gather_as_they_lie`]), and each board's value as the expectation over
+//! the player's moves, beside the optimal value of those moves and what
+//! they give up ([`solve_under`]).
+
+use rayon::prelude::*;
+
+use super::{for_each_spawn_as_it_lies, same_length, EvaluateError, Moves};
+use crate::direction::Direction;
+use crate::evaluation::{keep_worst, ChunkEvaluation, WorstState, WORST_STATES};
+use crate::kernel::gather::empty_cells;
+use crate::kernel::{afterstate_value, SolveError, SpawnSums, BATCH};
+use crate::moves::{has_exponent, Mover};
+use crate::spawn::empty_bits;
+use crate::table::ValueTable;
+use crate::Game;
+
+/// For each afterstate of `afterstates` (as they lie, not won, tile sum
+/// `sum`), the sum over its empty cells, in cell order, of the values in
+/// `table` of the boards a tile of exponent `tile` makes there, as they lie
+/// (0 for a lost one). A board that can move but is not in `table` is an
+/// error: the inputs are incomplete or damaged.
+pub fn gather_as_they_lie(
+    game: &Game,
+    sum: u32,
+    tile: u8,
+    afterstates: &[u64],
+    table: &ValueTable,
+) -> Result<Vec<f64>, SolveError> {
+    let n = game.size();
+    let mover = Mover::new(n);
+    let state_sum = sum + (1u32 << tile);
+    let sums: Vec<Result<f64, SolveError>> = afterstates
+        .par_chunks(BATCH)
+        .flat_map_iter(|batch| {
+            batch.iter().map(|&a| {
+                let full_after = empty_bits(a, n).count_ones() == 1;
+                let mut acc = 0.0f64;
+                let mut missing = None;
+                for_each_spawn_as_it_lies(a, n, tile, |key| {
+                    if !(full_after && mover.is_lost(key)) {
+                        match table.get(key) {
+                            Some(v) => acc += v,
+                            None => missing = missing.or(Some(key)),
+                        }
+                    }
+                });
+                match missing {
+                    None => Ok(acc),
+                    Some(state) => Err(SolveError::Missing {
+                        state,
+                        from: a,
+                        sum: state_sum,
+                    }),
+                }
+            })
+        })
+        .collect();
+    sums.into_iter().collect()
+}
+
+/// The optimal side of a chunk of an evaluation, from the solved store.
+pub struct Optimal<'a> {
+    /// Each board's optimal value.
+    pub values: &'a [f64],
+    /// Each board's optimal move, in its orientation.
+    pub best: &'a [Direction],
+    /// The spawn sums of the optimal values of the chunk's afterstates.
+    pub sums: &'a SpawnSums,
+}
+
+/// What solving a chunk under a player gives.
+#[derive(Debug, PartialEq)]
+pub struct Valued {
+    /// Each board's value under the player.
+    pub values: Vec<f64>,
+    /// Each board's most likely move of the player (the first in action
+    /// code order on ties): what the chunk's policy object holds.
+    pub actions: Vec<u8>,
+    /// What the boards cost the player against optimal play.
+    pub evaluation: ChunkEvaluation,
+}
+
+/// Values of `states` (sorted, as they lie) when the player plays
+/// `moves[i]` on `states[i]`, from the spawn sums `sums` of the player's
+/// values over the chunk's afterstates (both tiles); beside them, from
+/// `optimal`, what each board's moves give up against its optimal value,
+/// weighted by how likely the player reaches it (`reach`).
+///
+/// A move's value is the discount times its afterstate's value
+/// ([`afterstate_value`]), or the discount for a move that wins; a board's
+/// is the sum over the player's moves of probability times value, in action
+/// code order.
+pub fn solve_under(
+    game: &Game,
+    states: &[u64],
+    moves: &[Moves],
+    reach: &[f64],
+    sums: &SpawnSums,
+    optimal: Optimal,
+) -> Result<Valued, EvaluateError> {
+    same_length("moves", states.len(), moves.len())?;
+    same_length("reach", states.len(), reach.len())?;
+    same_length("optimal values", states.len(), optimal.values.len())?;
+    same_length("optimal moves", states.len(), optimal.best.len())?;
+    let n = game.size();
+    let mover = Mover::new(n);
+    let gamma = game.discount;
+    // The discount times an afterstate's value from `sums`.
+    let worth = |sums: &SpawnSums, s: u64, t: u64| -> Result<f64, SolveError> {
+        let i = sums
+            .afterstates
+            .binary_search(&t)
+            .map_err(|_| SolveError::NoSums {
+                afterstate: t,
+                state: s,
+            })?;
+        Ok(gamma * afterstate_value(sums.twos[i], sums.fours[i], empty_cells(t, n)))
+    };
+    let each: Vec<Result<(f64, u8, f64), EvaluateError>> = (0..states.len())
+        .into_par_iter()
+        .with_min_len(BATCH)
+        .map(|i| {
+            let (s, p) = (states[i], &moves[i]);
+            super::check_moves(&mover, s, p)?;
+            let (mut value, mut kept) = (0.0, 0.0);
+            let mut action = Direction::Left;
+            for d in Direction::ALL {
+                let pd = p[d as usize];
+                if pd <= 0.0 {
+                    continue;
+                }
+                if pd > p[action as usize] {
+                    action = d;
+                }
+                let t = mover.apply(s, d);
+                let (qp, qs) = if has_exponent(t, game.target_exp) {
+                    (gamma * 1.0, gamma * 1.0)
+                } else {
+                    (worth(sums, s, t)?, worth(optimal.sums, s, t)?)
+                };
+                value += pd * qp;
+                kept += pd * qs;
+            }
+            let loss = optimal.values[i] - kept;
+            if loss < -1e-9 {
+                return Err(EvaluateError::AboveOptimal {
+                    state: s,
+                    player: kept,
+                    optimal: optimal.values[i],
+                });
+            }
+            Ok((value, action as u8, loss))
+        })
+        .collect();
+    let mut values = Vec::with_capacity(states.len());
+    let mut actions = Vec::with_capacity(states.len());
+    let mut losses = Vec::with_capacity(states.len());
+    for r in each {
+        let (v, a, l) = r?;
+        values.push(v);
+        actions.push(a);
+        losses.push(l);
+    }
+    // In board order, whatever the threads.
+    let cost = losses.iter().zip(reach).map(|(l, r)| r * l).sum();
+    let worst = worst_of(states, moves, reach, &values, &losses, &optimal);
+    Ok(Valued {
+        values,
+        actions,
+        evaluation: ChunkEvaluation { cost, worst },
+    })
+}
+
+/// The boards of largest cost (reach times loss), largest first.
+fn worst_of(
+    states: &[u64],
+    moves: &[Moves],
+    reach: &[f64],
+    values: &[f64],
+    losses: &[f64],
+    optimal: &Optimal,
+) -> Vec<WorstState> {
+    let cost = |i: usize| reach[i] * losses[i];
+    let mut order: Vec<usize> = (0..states.len()).filter(|&i| cost(i) > 0.0).collect();
+    let by_cost =
+        |&a: &usize, &b: &usize| cost(b).total_cmp(&cost(a)).then(states[a].cmp(&states[b]));
+    if order.len() > WORST_STATES {
+        order.select_nth_unstable_by(WORST_STATES - 1, by_cost);
+        order.truncate(WORST_STATES);
+    }
+    let mut worst = Vec::new();
+    keep_worst(
+        &mut worst,
+        order.into_iter().map(|i| WorstState {
+            board: states[i],
+            reach: reach[i],
+            optimal: optimal.values[i],
+            value: values[i],
+            loss: losses[i],
+            moves: moves[i],
+            best: optimal.best[i],
+        }),
+    );
+    worst
+}

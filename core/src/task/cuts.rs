@@ -1,0 +1,61 @@
+//! How large merges and gathers are cut into tasks of bounded size.
+
+/// Run keys a merge task takes at most, in chunks of the job: a group whose
+/// runs hold more is merged in key-range pieces ([`merge_pieces`]). A group
+/// of 4x4 to 32 read up to 21 chunks of run keys (88 M keys for 16 M
+/// states), a merge of several seconds on one thread while other tasks take
+/// under one.
+pub const MERGE_RUN_CHUNKS: u64 = 8;
+
+/// How many key-range pieces a group whose runs hold `run_keys` keys is
+/// merged in.
+pub fn merge_pieces(run_keys: u64, chunk_size: u64) -> usize {
+    run_keys
+        .div_ceil(MERGE_RUN_CHUNKS * chunk_size.max(1))
+        .max(1) as usize
+}
+
+/// Request keys a gather task reads at most, in chunks of the job: it holds
+/// them compressed (about 2 bytes a key) while it answers them.
+pub const GATHER_READ_CHUNKS: u64 = 16;
+
+/// Distinct request keys a gather task answers at most, in chunks: it holds
+/// each with its sum and its answer.
+pub const GATHER_ANSWER_CHUNKS: u64 = 2;
+
+/// How a group of `states` states asked `keys` request keys is gathered:
+/// in `slices` slices of about a chunk of states each ([`GatherPiece`](crate::task::GatherPiece)),
+/// and its requests in `shares` shares, so that a task holds about a chunk
+/// of values and a bounded number of requests whatever the group's size.
+/// Bytes read grow with the pieces (each reads the group's values and its
+/// share's requests), never with the number of workers.
+pub fn gather_cuts(states: u64, keys: u64, chunk_size: u64) -> (u32, u32) {
+    let chunk_size = chunk_size.max(1);
+    let slices = states.div_ceil(chunk_size).max(1);
+    let per_share = (GATHER_ANSWER_CHUNKS * chunk_size * slices)
+        .min(GATHER_READ_CHUNKS * chunk_size)
+        .max(1);
+    (slices as u32, keys.div_ceil(per_share).max(1) as u32)
+}
+
+/// Chunk numbers each piece of a group has room for ([`MergePiece`](crate::task::MergePiece)).
+pub const PIECE_CHUNKS: u32 = 1 << 16;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gathers_and_merges_are_cut_by_chunks() {
+        assert_eq!(gather_cuts(0, 0, 100), (1, 1));
+        assert_eq!(gather_cuts(100, 200, 100), (1, 1));
+        assert_eq!(gather_cuts(101, 200, 100), (2, 1));
+        // Up to 2 chunks of distinct keys a slice, 16 chunks read a task.
+        assert_eq!(gather_cuts(100, 201, 100), (1, 2));
+        assert_eq!(gather_cuts(1000, 2000, 100), (10, 2));
+        assert_eq!(gather_cuts(1000, 1600, 100), (10, 1));
+        assert_eq!(merge_pieces(0, 100), 1);
+        assert_eq!(merge_pieces(800, 100), 1);
+        assert_eq!(merge_pieces(801, 100), 2);
+    }
+}

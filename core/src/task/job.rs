@@ -1,0 +1,137 @@
+//! The job as a whole: what it solves, its manifest, the index of each
+//! layer and the summary a finished job writes.
+
+use serde::{Deserialize, Serialize};
+
+use super::objects::{ChunkRef, SolvedRef};
+use crate::evaluation::{Evaluation, EvaluationSummary};
+use crate::part::PartId;
+
+/// The two passes of a job.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Phase {
+    /// Forward enumeration of the reachable states.
+    Enumerate,
+    /// Backward solve of values and policy.
+    Solve,
+}
+
+/// The whole job a task belongs to.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct JobSpec {
+    /// The game.
+    pub game: crate::Game,
+    /// Largest number of states in one chunk.
+    pub chunk_size: u64,
+    /// zstd compression level of written chunks.
+    pub zstd_level: i32,
+    /// What states are valued by: `None` for the solve (the best move, on
+    /// canonical states), or a player to evaluate (its moves, on the boards
+    /// as they lie; see [`crate::evaluation`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evaluate: Option<Evaluation>,
+}
+
+/// The job manifest (`job.json`): what the store holds.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct JobManifest {
+    /// Chunk format version of every object.
+    pub format_version: u16,
+    /// The job.
+    pub job: JobSpec,
+}
+
+/// Why a job manifest could not be read.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum ManifestError {
+    /// Written by another format version.
+    #[error(
+        "format version {found}; this build reads version {}",
+        crate::chunk::FORMAT_VERSION
+    )]
+    Version {
+        /// Version found.
+        found: u16,
+    },
+    /// Not a manifest.
+    #[error("damaged: {0}")]
+    Damaged(String),
+}
+
+impl JobManifest {
+    /// Parse `job.json`, checking the format version before the shape so that
+    /// an older or newer store gets a version message, not a parse error.
+    pub fn parse(bytes: &[u8]) -> Result<JobManifest, ManifestError> {
+        let damaged = |e: serde_json::Error| ManifestError::Damaged(e.to_string());
+        let value: serde_json::Value = serde_json::from_slice(bytes).map_err(damaged)?;
+        let found = value
+            .get("format_version")
+            .and_then(|v| v.as_u64())
+            .unwrap_or(0) as u16;
+        if found != crate::chunk::FORMAT_VERSION {
+            return Err(ManifestError::Version { found });
+        }
+        serde_json::from_value(value).map_err(damaged)
+    }
+}
+
+/// The index of one layer, written once its merges are committed: every part
+/// with its group count and chunks. Readers (queries, plots) find a state's
+/// chunk through it: part from the state, group from its tiles
+/// ([`crate::part::group_of`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LayerIndex {
+    /// Tile sum.
+    pub sum: u32,
+    /// Parts of the layer, by max tile.
+    pub parts: Vec<PartIndex>,
+}
+
+/// One part in a [`LayerIndex`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PartIndex {
+    /// The part.
+    pub part: PartId,
+    /// Its number of hash groups.
+    pub groups: u32,
+    /// Its chunks, in (group, index) order.
+    pub chunks: Vec<ChunkRef>,
+    /// The same chunks with their values and policy, once the layer is
+    /// solved (empty before).
+    #[serde(default)]
+    pub solved: Vec<SolvedRef>,
+}
+
+/// What a finished job writes last (`summary.json`): its presence marks the
+/// store as solved.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SolvedSummary {
+    /// Non-terminal canonical states.
+    pub states: u64,
+    /// Value of the game from the random start.
+    pub start_value: f64,
+    /// Result digest (see [`result_digest`]).
+    pub digest: String,
+    /// Tile sums of every layer, ascending.
+    pub layers: Vec<u32>,
+    /// Evaluation jobs: the player's value beside the optimal one, and
+    /// where it loses the most.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evaluation: Option<EvaluationSummary>,
+}
+
+/// An order-independent digest of solved states: the wrapping sum over states
+/// of a hash of (state, value bits, action). Digests of chunks add up to the
+/// digest of the whole job, whatever the chunking, so two runs agree bit for
+/// bit exactly when their digests (and counts) agree.
+pub fn result_digest(states: &[u64], values: &[f64], actions: &[u8]) -> u64 {
+    use crate::part::mix;
+    states
+        .iter()
+        .zip(values)
+        .zip(actions)
+        .fold(0u64, |acc, ((&s, &v), &a)| {
+            acc.wrapping_add(mix(s ^ mix(v.to_bits() ^ mix(a as u64))))
+        })
+}
