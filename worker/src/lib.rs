@@ -6,7 +6,8 @@
 //!   connection to the coordinator (retries, backoff) in `agent/connection`.
 //! - [`exec`]: [`exec::Worker`], which runs one [`solve2048_core::task::Task`]
 //!   within the worker's memory budget (reads its inputs, runs the core
-//!   kernel on rayon, writes its outputs): forward and backward tasks.
+//!   kernel on rayon, writes its outputs): forward and backward tasks, and
+//!   those of an evaluation job (under a player's moves).
 
 pub mod agent;
 pub mod exec;
