@@ -14,12 +14,13 @@ use super::counts::LayerCount;
 use super::Cluster;
 
 /// Forward pass (merge and enumerate) rate, states a second a core:
-/// measured end to end on 4x4 to 32 (README, "Measured").
-pub const ENUMERATE_RATE_PER_CORE: f64 = 1.91e6;
+/// measured end to end on 4x4 to 32 (README, "Measured": 1,566,798,892
+/// states in 451.1 s on 2 threads, `--memory 2`, 2026-11-24).
+pub const ENUMERATE_RATE_PER_CORE: f64 = 1.74e6;
 
 /// Backward pass (solve and gather) rate, states a second a core: measured
-/// end to end on 4x4 to 32 (README, "Measured").
-pub const SOLVE_RATE_PER_CORE: f64 = 1.54e6;
+/// end to end on 4x4 to 32 (README, "Measured": 610.7 s in the same run).
+pub const SOLVE_RATE_PER_CORE: f64 = 1.28e6;
 
 /// Estimated wall time of a job.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
