@@ -434,6 +434,19 @@ impl Run<'_> {
         layers: &[SolvedRef],
     ) -> Result<TaskOutput, WorkerError> {
         let starts = Starts::new(self.job.game.size());
+        self.expect_over_starts(layers, &starts, "start state")
+            .await
+    }
+
+    /// The expectation of the stored values over `starts`, from those of
+    /// `layers` (solved chunks) in the start parts; a start (`what`) with no
+    /// stored value is an error naming it.
+    pub(super) async fn expect_over_starts(
+        &self,
+        layers: &[SolvedRef],
+        starts: &Starts,
+        what: &str,
+    ) -> Result<TaskOutput, WorkerError> {
         let wanted: Vec<SolvedRef> = layers
             .iter()
             .filter(|c| {
@@ -453,7 +466,7 @@ impl Run<'_> {
             })
         });
         if let Some(s) = missing {
-            return Err(self.invalid(format!("start state {s:#018x} has no stored value")));
+            return Err(self.invalid(format!("{what} {s:#018x} has no stored value")));
         }
         Ok(TaskOutput::StartValue(v))
     }

@@ -12,7 +12,6 @@ use solve2048_core::chunk::{self, ChunkHeader, ChunkKind, FormatError};
 use solve2048_core::evaluation::PushRef;
 use solve2048_core::kernel::evaluate::{gather_as_they_lie, solve_under, Optimal};
 use solve2048_core::kernel::{self, SolveError, SpawnSums};
-use solve2048_core::layer::part_of;
 use solve2048_core::part::{ChunkId, PartId};
 use solve2048_core::spawn::Starts;
 use solve2048_core::table::ValueTable;
@@ -387,28 +386,8 @@ impl Run<'_> {
         layers: &[SolvedRef],
     ) -> Result<TaskOutput, WorkerError> {
         let starts = Starts::actual(self.job.game.size());
-        let wanted: Vec<SolvedRef> = layers
-            .iter()
-            .filter(|c| {
-                starts
-                    .weights
-                    .keys()
-                    .any(|&s| part_of(s) == c.chunk.id.part)
-            })
-            .copied()
-            .collect();
-        let table = self.table_of(&wanted, Slice::WHOLE).await?;
-        let mut missing = None;
-        let v = starts.expect(|s| {
-            table.get(s).unwrap_or_else(|| {
-                missing = Some(s);
-                0.0
-            })
-        });
-        if let Some(s) = missing {
-            return Err(self.invalid(format!("start board {s:#018x} has no stored value")));
-        }
-        Ok(TaskOutput::StartValue(v))
+        self.expect_over_starts(layers, &starts, "start board")
+            .await
     }
 }
 
