@@ -19,7 +19,7 @@ pub mod solve;
 pub use enumerate::{afterstates, enumerate, Enumerated, GroupedKeys, UnplannedPart};
 pub use gather::{gather, Spawned};
 pub use merge::{in_range, merge, splitters, Merged};
-pub use solve::{action_values, afterstate_value, best_action, solve, SpawnSums};
+pub use solve::{action_values, afterstate_value, best_action, solve, Answer, SpawnSums};
 
 /// Inputs of the backward pass that are incomplete or inconsistent: a
 /// damaged or incomplete store.

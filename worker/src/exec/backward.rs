@@ -4,9 +4,9 @@
 
 use futures::{StreamExt, TryStreamExt};
 use solve2048_core::chunk::{self, ChunkHeader, ChunkKind, FormatError};
-use solve2048_core::kernel::{self, SolveError, SpawnSums};
+use solve2048_core::kernel::{self, Answer, SolveError, SpawnSums};
 use solve2048_core::layer::part_of;
-use solve2048_core::part::{slice_of, ChunkId, PartId};
+use solve2048_core::part::{ChunkId, PartId, SliceMemo};
 use solve2048_core::spawn::Starts;
 use solve2048_core::table::{ValueTable, LOAD_IN_FLIGHT};
 use solve2048_core::task::{
@@ -52,32 +52,14 @@ fn answer_requests(
     level: i32,
 ) -> Result<Vec<Option<Answered>>, Unanswered> {
     let n = game.size();
-    // Each request's afterstates in this slice.
-    let streams = || {
-        loaded
-            .iter()
-            .zip(headers)
-            .enumerate()
-            .map(|(i, (bytes, h))| {
-                chunk::stream_keys(bytes, h)
-                    .map(|keys| {
-                        keys.filter(move |k| k.as_ref().map_or(true, |&k| slice.holds(k, n)))
-                    })
-                    .map_err(|e| (i, e))
-            })
-            .collect::<Result<Vec<_>, _>>()
-    };
     let damaged = |(i, e): (usize, FormatError)| Unanswered::Damaged(i, e);
-    let union = kernel::merge(streams().map_err(damaged)?).map_err(damaged)?;
+    let union = slice.union(loaded, headers, n).map_err(damaged)?;
     let sums = kernel::gather(game, sum, tile, &union, table).map_err(Unanswered::Inconsistent)?;
     let mut encoded = Vec::with_capacity(loaded.len());
-    for (i, stream) in streams().map_err(damaged)?.into_iter().enumerate() {
+    for (i, (bytes, h)) in loaded.iter().zip(headers).enumerate() {
         let (mut keys, mut answer) = (Vec::new(), Vec::new());
-        // A request's keys are sorted and all in the union: a cursor finds them.
-        let mut at = 0;
-        for key in stream {
-            let key = key.map_err(|e| Unanswered::Damaged(i, e))?;
-            at += union[at..].partition_point(|&u| u < key);
+        for found in in_union(bytes, h, &union).map_err(|e| damaged((i, e)))? {
+            let (key, at) = found.map_err(|e| damaged((i, e)))?;
             keys.push(key);
             answer.push(sums[at]);
         }
@@ -96,6 +78,41 @@ fn answer_requests(
     Ok(encoded)
 }
 
+/// The afterstates of one request (verified, compressed `bytes`) that are in
+/// `union` (sorted: the requests' afterstates in a slice), each with its
+/// index there, in order. A request's keys are sorted too, so a cursor that
+/// gallops forward finds each one, or finds it is in another slice.
+pub(super) fn in_union<'a>(
+    bytes: &'a [u8],
+    header: &ChunkHeader,
+    union: &'a [u64],
+) -> Result<impl Iterator<Item = Result<(u64, usize), FormatError>> + 'a, FormatError> {
+    let mut at = 0;
+    Ok(
+        chunk::stream_keys(bytes, header)?.filter_map(move |key| match key {
+            Err(e) => Some(Err(e)),
+            Ok(key) => {
+                at = seek(union, at, key);
+                (union.get(at) == Some(&key)).then_some(Ok((key, at)))
+            }
+        }),
+    )
+}
+
+/// The first index from `from` on at which sorted `keys` holds `key` or a
+/// larger key: steps that double, then a binary search within the last, so
+/// a cursor that moves a little costs little (a binary search over the rest
+/// took a tenth of the gathers' time).
+fn seek(keys: &[u64], from: usize, key: u64) -> usize {
+    let (mut lo, mut step) = (from, 1);
+    while lo + step < keys.len() && keys[lo + step] < key {
+        lo += step;
+        step *= 2;
+    }
+    let hi = (lo + step).min(keys.len());
+    lo + keys[lo.min(hi)..hi].partition_point(|&u| u < key)
+}
+
 /// The slice of a group a gather task takes ([`solve2048_core::part::slice_of`]):
 /// its states and the afterstates it answers.
 #[derive(Clone, Copy, Debug)]
@@ -108,10 +125,33 @@ impl Slice {
     /// The whole group.
     pub(super) const WHOLE: Slice = Slice { index: 0, of: 1 };
 
-    /// Whether `key` (a state or an afterstate of an `n` x `n` game) is in it.
-    #[inline]
-    pub(super) fn holds(self, key: u64, n: usize) -> bool {
-        self.of <= 1 || slice_of(key, n, self.of) == self.index
+    /// A test of whether a key (a state or an afterstate of an `n` x `n`
+    /// game) is in it, for many keys ([`SliceMemo`]).
+    pub(super) fn holds(self, n: usize) -> impl FnMut(u64) -> bool {
+        let mut memo = (self.of > 1).then(|| SliceMemo::new(n, self.of));
+        move |key| memo.as_mut().is_none_or(|m| m.slice_of(key) == self.index)
+    }
+
+    /// The distinct afterstates in it of requests (verified, compressed, in
+    /// `loaded`), sorted: they are read as streams, filtered, and merged.
+    pub(super) fn union(
+        self,
+        loaded: &[Vec<u8>],
+        headers: &[ChunkHeader],
+        n: usize,
+    ) -> Result<Vec<u64>, (usize, FormatError)> {
+        let streams = loaded
+            .iter()
+            .zip(headers)
+            .enumerate()
+            .map(|(i, (bytes, h))| {
+                let mut holds = self.holds(n);
+                chunk::stream_keys(bytes, h)
+                    .map(|keys| keys.filter(move |k| k.as_ref().map_or(true, |&k| holds(k))))
+                    .map_err(|e| (i, e))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        kernel::merge(streams)
     }
 }
 
@@ -160,9 +200,10 @@ impl Run<'_> {
         while let Some((s, v)) = pieces.try_next().await? {
             let kept = self
                 .blocking(move || {
+                    let mut holds = slice.holds(n);
                     s.into_iter()
                         .zip(v)
-                        .filter(|&(k, _)| slice.holds(k, n))
+                        .filter(|&(k, _)| holds(k))
                         .unzip::<u64, f64, Vec<u64>, Vec<f64>>()
                 })
                 .await?;
@@ -361,30 +402,20 @@ impl Run<'_> {
             .buffered(READS_IN_FLIGHT)
             .try_collect()
             .await?;
-        let mut by_tile: [Vec<(u64, f64)>; 2] = [Vec::new(), Vec::new()];
+        let mut by_tile: [Vec<Answer>; 2] = [Vec::new(), Vec::new()];
         for (tile, keys, sums) in answers {
-            by_tile[tile as usize - 1].extend(keys.into_iter().zip(sums));
+            by_tile[tile as usize - 1].push((keys, sums));
         }
         let game = self.job.game;
         let key = self.task.key();
         let (values, actions, digest) = self
             .blocking(move || {
-                let [mut twos, mut fours] = by_tile;
-                twos.sort_unstable_by_key(|p| p.0);
-                fours.sort_unstable_by_key(|p| p.0);
+                let [twos, fours] = by_tile;
                 // Every afterstate is answered once for each tile.
-                let same = twos.len() == fours.len()
-                    && twos.iter().zip(&fours).all(|(a, b)| a.0 == b.0)
-                    && twos.windows(2).all(|w| w[0].0 < w[1].0);
-                if !same {
+                let Some(sums) = SpawnSums::from_answers(twos, fours) else {
                     return Err(format!(
                         "{key}: the responses for 2s and for 4s name different afterstates"
                     ));
-                }
-                let sums = SpawnSums {
-                    afterstates: twos.iter().map(|p| p.0).collect(),
-                    twos: twos.iter().map(|p| p.1).collect(),
-                    fours: fours.iter().map(|p| p.1).collect(),
                 };
                 kernel::solve(&game, &states, &sums)
                     .map(|(v, a)| {

@@ -11,7 +11,7 @@ use solve2048_core::canonical::canonical;
 use solve2048_core::chunk::{self, ChunkHeader, ChunkKind, FormatError};
 use solve2048_core::evaluation::PushRef;
 use solve2048_core::kernel::evaluate::{gather_as_they_lie, solve_under, Optimal};
-use solve2048_core::kernel::{self, SolveError, SpawnSums};
+use solve2048_core::kernel::{self, Answer, SolveError, SpawnSums};
 use solve2048_core::part::{ChunkId, PartId};
 use solve2048_core::spawn::Starts;
 use solve2048_core::table::ValueTable;
@@ -22,7 +22,7 @@ use solve2048_core::task::{
 use solve2048_core::Game;
 use solve2048_store::{layout, StoreError};
 
-use super::super::backward::{Slice, READS_IN_FLIGHT};
+use super::super::backward::{in_union, Slice, READS_IN_FLIGHT};
 use super::super::forward::TRANSIENT_ZSTD_LEVEL;
 use super::super::{Bundle, Run, WorkerError};
 use super::Evaluator;
@@ -57,34 +57,18 @@ fn answer_both(
     level: i32,
 ) -> Result<Vec<Option<Answered>>, Unanswered> {
     let n = game.size();
-    let streams = || {
-        loaded
-            .iter()
-            .zip(headers)
-            .enumerate()
-            .map(|(i, (bytes, h))| {
-                chunk::stream_keys(bytes, h)
-                    .map(|keys| {
-                        keys.filter(move |k| k.as_ref().map_or(true, |&k| slice.holds(k, n)))
-                    })
-                    .map_err(|e| (i, e))
-            })
-            .collect::<Result<Vec<_>, _>>()
-    };
     let damaged = |(i, e): (usize, FormatError)| Unanswered::Damaged(i, e);
-    let union = kernel::merge(streams().map_err(damaged)?).map_err(damaged)?;
+    let union = slice.union(loaded, headers, n).map_err(damaged)?;
     let mine =
         gather_as_they_lie(game, sum, tile, &union, player).map_err(Unanswered::Inconsistent)?;
     let canon: Vec<u64> = union.iter().map(|&a| canonical(a, n)).collect();
     let best =
         kernel::gather(game, sum, tile, &canon, optimal).map_err(Unanswered::Inconsistent)?;
     let mut encoded = Vec::with_capacity(loaded.len());
-    for (i, stream) in streams().map_err(damaged)?.into_iter().enumerate() {
+    for (i, (bytes, h)) in loaded.iter().zip(headers).enumerate() {
         let (mut keys, mut a, mut b) = (Vec::new(), Vec::new(), Vec::new());
-        let mut at = 0;
-        for key in stream {
-            let key = key.map_err(|e| Unanswered::Damaged(i, e))?;
-            at += union[at..].partition_point(|&u| u < key);
+        for found in in_union(bytes, h, &union).map_err(|e| damaged((i, e)))? {
+            let (key, at) = found.map_err(|e| damaged((i, e)))?;
             keys.push(key);
             a.push(mine[at]);
             b.push(best[at]);
@@ -116,11 +100,12 @@ impl Run<'_> {
         let group = self.read_group(e, chunks).await?;
         let n = self.job.game.size();
         self.blocking(move || {
+            let mut holds = slice.holds(n);
             let (keys, values): (Vec<u64>, Vec<f64>) = group
                 .states
                 .iter()
                 .zip(&group.values)
-                .filter(|(&k, _)| slice.holds(k, n))
+                .filter(|(&k, _)| holds(k))
                 .unzip();
             let table = ValueTable::with_capacity(keys.len());
             table.insert_many(&keys, &values);
@@ -324,13 +309,13 @@ impl Run<'_> {
             .buffered(READS_IN_FLIGHT)
             .try_collect()
             .await?;
-        let mut by: [[Vec<(u64, f64)>; 2]; 2] = Default::default();
+        let mut by: [[Vec<Answer>; 2]; 2] = Default::default();
         for (reference, tile, keys, sums) in answers {
-            by[reference as usize][tile as usize - 1].extend(keys.into_iter().zip(sums));
+            by[reference as usize][tile as usize - 1].push((keys, sums));
         }
         let game = self.job.game;
         let key = self.task.key();
-        let [mine, optimal] = by.map(|[twos, fours]| spawn_sums(twos, fours));
+        let [mine, optimal] = by.map(|[twos, fours]| SpawnSums::from_answers(twos, fours));
         let (states_for, done) = (states.clone(), states);
         let valued = self
             .blocking(move || {
@@ -389,19 +374,4 @@ impl Run<'_> {
         self.expect_over_starts(layers, &starts, "start board")
             .await
     }
-}
-
-/// The spawn sums of a chunk's afterstates from its responses for 2s and
-/// for 4s, which must name the same afterstates, each once.
-fn spawn_sums(mut twos: Vec<(u64, f64)>, mut fours: Vec<(u64, f64)>) -> Option<SpawnSums> {
-    twos.sort_unstable_by_key(|p| p.0);
-    fours.sort_unstable_by_key(|p| p.0);
-    let same = twos.len() == fours.len()
-        && twos.iter().zip(&fours).all(|(a, b)| a.0 == b.0)
-        && twos.windows(2).all(|w| w[0].0 < w[1].0);
-    same.then(|| SpawnSums {
-        afterstates: twos.iter().map(|p| p.0).collect(),
-        twos: twos.iter().map(|p| p.1).collect(),
-        fours: fours.iter().map(|p| p.1).collect(),
-    })
 }
