@@ -134,20 +134,26 @@ impl Slice {
 
     /// The distinct afterstates in it of requests (verified, compressed, in
     /// `loaded`), sorted: they are read as streams, filtered, and merged.
+    /// The streams share one memo: a large group has requests from
+    /// thousands of chunks on the largest games, and a memo each would cost
+    /// their number times its size.
     pub(super) fn union(
         self,
         loaded: &[Vec<u8>],
         headers: &[ChunkHeader],
         n: usize,
     ) -> Result<Vec<u64>, (usize, FormatError)> {
+        let holds = std::cell::RefCell::new(self.holds(n));
+        let holds = &holds;
         let streams = loaded
             .iter()
             .zip(headers)
             .enumerate()
             .map(|(i, (bytes, h))| {
-                let mut holds = self.holds(n);
                 chunk::stream_keys(bytes, h)
-                    .map(|keys| keys.filter(move |k| k.as_ref().map_or(true, |&k| holds(k))))
+                    .map(|keys| {
+                        keys.filter(move |k| k.as_ref().map_or(true, |&k| (holds.borrow_mut())(k)))
+                    })
                     .map_err(|e| (i, e))
             })
             .collect::<Result<Vec<_>, _>>()?;
@@ -500,5 +506,24 @@ impl Run<'_> {
             return Err(self.invalid(format!("{what} {s:#018x} has no stored value")));
         }
         Ok(TaskOutput::StartValue(v))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The galloping cursor finds what a binary search over the rest finds,
+    /// from every start and for keys below, between, on and above the keys.
+    #[test]
+    fn seek_is_a_binary_search_of_the_rest() {
+        let keys: Vec<u64> = (0..300u64).map(|i| 3 * i).collect();
+        for from in [0usize, 1, 5, 64, 299, 300] {
+            for key in 0..950u64 {
+                let want = from + keys[from..].partition_point(|&u| u < key);
+                assert_eq!(seek(&keys, from, key), want, "from {from} key {key}");
+            }
+        }
+        assert_eq!(seek(&[], 0, 5), 0);
     }
 }
