@@ -6,7 +6,7 @@ use futures::{StreamExt, TryStreamExt};
 use solve2048_core::chunk::{self, ChunkHeader, ChunkKind, FormatError};
 use solve2048_core::kernel::{self, Answer, SolveError, SpawnSums};
 use solve2048_core::layer::part_of;
-use solve2048_core::part::{ChunkId, PartId, SliceMemo};
+use solve2048_core::part::{ChunkId, PartId};
 use solve2048_core::spawn::Starts;
 use solve2048_core::table::{ValueTable, LOAD_IN_FLIGHT};
 use solve2048_core::task::{
@@ -16,6 +16,7 @@ use solve2048_core::task::{
 use solve2048_core::Game;
 use solve2048_store::{layout, StoreError};
 
+use super::slice::{in_union, Slice};
 use super::{Bundle, Run, WorkerError};
 
 /// Requests or responses a task reads at once: their reads are small, and a
@@ -76,89 +77,6 @@ fn answer_requests(
         }));
     }
     Ok(encoded)
-}
-
-/// The afterstates of one request (verified, compressed `bytes`) that are in
-/// `union` (sorted: the requests' afterstates in a slice), each with its
-/// index there, in order. A request's keys are sorted too, so a cursor that
-/// gallops forward finds each one, or finds it is in another slice.
-pub(super) fn in_union<'a>(
-    bytes: &'a [u8],
-    header: &ChunkHeader,
-    union: &'a [u64],
-) -> Result<impl Iterator<Item = Result<(u64, usize), FormatError>> + 'a, FormatError> {
-    let mut at = 0;
-    Ok(
-        chunk::stream_keys(bytes, header)?.filter_map(move |key| match key {
-            Err(e) => Some(Err(e)),
-            Ok(key) => {
-                at = seek(union, at, key);
-                (union.get(at) == Some(&key)).then_some(Ok((key, at)))
-            }
-        }),
-    )
-}
-
-/// The first index from `from` on at which sorted `keys` holds `key` or a
-/// larger key: steps that double, then a binary search within the last, so
-/// a cursor that moves a little costs little (a binary search over the rest
-/// took a tenth of the gathers' time).
-fn seek(keys: &[u64], from: usize, key: u64) -> usize {
-    let (mut lo, mut step) = (from, 1);
-    while lo + step < keys.len() && keys[lo + step] < key {
-        lo += step;
-        step *= 2;
-    }
-    let hi = (lo + step).min(keys.len());
-    lo + keys[lo.min(hi)..hi].partition_point(|&u| u < key)
-}
-
-/// The slice of a group a gather task takes ([`solve2048_core::part::slice_of`]):
-/// its states and the afterstates it answers.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct Slice {
-    pub(super) index: u32,
-    pub(super) of: u32,
-}
-
-impl Slice {
-    /// The whole group.
-    pub(super) const WHOLE: Slice = Slice { index: 0, of: 1 };
-
-    /// A test of whether a key (a state or an afterstate of an `n` x `n`
-    /// game) is in it, for many keys ([`SliceMemo`]).
-    pub(super) fn holds(self, n: usize) -> impl FnMut(u64) -> bool {
-        let mut memo = (self.of > 1).then(|| SliceMemo::new(n, self.of));
-        move |key| memo.as_mut().is_none_or(|m| m.slice_of(key) == self.index)
-    }
-
-    /// The distinct afterstates in it of requests (verified, compressed, in
-    /// `loaded`), sorted: they are read as streams, filtered, and merged.
-    /// The streams share one memo: a large group has requests from
-    /// thousands of chunks on the largest games, and a memo each would cost
-    /// their number times its size.
-    pub(super) fn union(
-        self,
-        loaded: &[Vec<u8>],
-        headers: &[ChunkHeader],
-        n: usize,
-    ) -> Result<Vec<u64>, (usize, FormatError)> {
-        let holds = std::cell::RefCell::new(self.holds(n));
-        let holds = &holds;
-        let streams = loaded
-            .iter()
-            .zip(headers)
-            .enumerate()
-            .map(|(i, (bytes, h))| {
-                chunk::stream_keys(bytes, h)
-                    .map(|keys| {
-                        keys.filter(move |k| k.as_ref().map_or(true, |&k| (holds.borrow_mut())(k)))
-                    })
-                    .map_err(|e| (i, e))
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        kernel::merge(streams)
-    }
 }
 
 impl Run<'_> {
@@ -506,24 +424,5 @@ impl Run<'_> {
             return Err(self.invalid(format!("{what} {s:#018x} has no stored value")));
         }
         Ok(TaskOutput::StartValue(v))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The galloping cursor finds what a binary search over the rest finds,
-    /// from every start and for keys below, between, on and above the keys.
-    #[test]
-    fn seek_is_a_binary_search_of_the_rest() {
-        let keys: Vec<u64> = (0..300u64).map(|i| 3 * i).collect();
-        for from in [0usize, 1, 5, 64, 299, 300] {
-            for key in 0..950u64 {
-                let want = from + keys[from..].partition_point(|&u| u < key);
-                assert_eq!(seek(&keys, from, key), want, "from {from} key {key}");
-            }
-        }
-        assert_eq!(seek(&[], 0, 5), 0);
     }
 }

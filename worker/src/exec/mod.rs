@@ -18,6 +18,7 @@
 mod backward;
 mod evaluate;
 mod forward;
+mod slice;
 
 use solve2048_core::chunk::{file_checksum, ChunkHeader, ChunkKind};
 use solve2048_core::footprint;

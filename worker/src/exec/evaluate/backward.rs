@@ -22,8 +22,9 @@ use solve2048_core::task::{
 use solve2048_core::Game;
 use solve2048_store::{layout, StoreError};
 
-use super::super::backward::{in_union, Slice, READS_IN_FLIGHT};
+use super::super::backward::READS_IN_FLIGHT;
 use super::super::forward::TRANSIENT_ZSTD_LEVEL;
+use super::super::slice::{in_union, Slice};
 use super::super::{Bundle, Run, WorkerError};
 use super::Evaluator;
 
