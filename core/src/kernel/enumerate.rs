@@ -78,19 +78,34 @@ fn enumerate_in_slices(
     let counts = planned.map(|g| g.unwrap_or(1).max(1));
     let after = afterstates_in_slices(game, &mover, states, slice);
     let requests = requests(&after, m, &planned, slot_part)?;
-    // Per slot, per group: the successors made so far.
+    let acc = successors_in_slices(&after, slice, counts, |batch| {
+        successors_of_batch(game, &mover, m, batch, counts)
+    });
+    let successors = by_part(acc, &planned, slot_part)?;
+    Ok(Enumerated {
+        successors,
+        requests,
+    })
+}
+
+/// The successors of afterstates `after`, `slice` afterstates at a time, by
+/// slot and group (each sorted and distinct): `batch_of` makes one batch's
+/// keys by slot and group, unsorted and with repeats. Few large batches,
+/// one or two per thread, each fill buckets; each bucket (of all batches)
+/// is then sorted on its own and merged into the output.
+pub(crate) fn successors_in_slices(
+    after: &[u64],
+    slice: usize,
+    counts: [u32; 4],
+    batch_of: impl Fn(&[u64]) -> [Vec<Vec<u64>>; 4] + Sync,
+) -> [Vec<Vec<u64>>; 4] {
     let mut acc: [Vec<Vec<u64>>; 4] = counts.map(|g| vec![Vec::new(); g as usize]);
     for slice in after.chunks(slice) {
-        // Few large batches, one or two per thread, each filling buckets;
-        // each bucket (of all batches) is then sorted on its own.
         let batch = slice
             .len()
             .div_ceil(2 * rayon::current_num_threads())
             .max(BATCH);
-        let pieces: Vec<[Vec<Vec<u64>>; 4]> = slice
-            .par_chunks(batch)
-            .map(|batch| successors_of_batch(game, &mover, m, batch, counts))
-            .collect();
+        let pieces: Vec<[Vec<Vec<u64>>; 4]> = slice.par_chunks(batch).map(&batch_of).collect();
         for (slot, acc) in acc.iter_mut().enumerate() {
             acc.par_iter_mut().enumerate().for_each(|(g, acc)| {
                 let mut keys: Vec<u64> = pieces
@@ -103,7 +118,18 @@ fn enumerate_in_slices(
             });
         }
     }
-    // Two slots can share a part (a 4 spawned beside a largest tile of 2).
+    acc
+}
+
+/// Successors by slot and group (`acc`) as keys by part: slot `slot` is part
+/// `slot_part(slot)`, and two slots can share a part (a 4 spawned beside a
+/// largest tile of 2). A slot with keys but no planned group count is an
+/// error.
+pub(crate) fn by_part(
+    acc: [Vec<Vec<u64>>; 4],
+    planned: &[Option<u32>; 4],
+    slot_part: impl Fn(usize) -> PartId,
+) -> Result<GroupedKeys, UnplannedPart> {
     let mut successors = GroupedKeys::new();
     for (slot, acc) in acc.into_iter().enumerate() {
         if acc.iter().all(Vec::is_empty) {
@@ -123,10 +149,7 @@ fn enumerate_in_slices(
             }
         }
     }
-    Ok(Enumerated {
-        successors,
-        requests,
-    })
+    Ok(successors)
 }
 
 /// The requests of a chunk's distinct afterstates `after` (sorted), made

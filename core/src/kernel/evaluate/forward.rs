@@ -13,7 +13,7 @@ use rayon::prelude::*;
 
 use super::{for_each_spawn_as_it_lies, same_length, EvaluateError, Moves};
 use crate::direction::Direction;
-use crate::kernel::enumerate::{union_into, RecentFilter, SLICE};
+use crate::kernel::enumerate::{by_part, successors_in_slices, RecentFilter, SLICE};
 use crate::kernel::gather::empty_cells;
 use crate::kernel::{GroupedKeys, UnplannedPart, BATCH};
 use crate::layer::successor_part;
@@ -142,47 +142,10 @@ pub fn enumerate_under(
     let counts = planned.map(|g| g.unwrap_or(1).max(1));
     let (after, mass) = afterstates_under(game, &mover, states, moves, reach)?;
     let (requests, masses) = requests(&after, &mass, part.max_exp, &planned, slot_part)?;
-    let mut acc: [Vec<Vec<u64>>; 4] = counts.map(|g| vec![Vec::new(); g as usize]);
-    for slice in after.chunks(SLICE) {
-        let batch = slice
-            .len()
-            .div_ceil(2 * rayon::current_num_threads())
-            .max(BATCH);
-        let pieces: Vec<[Vec<Vec<u64>>; 4]> = slice
-            .par_chunks(batch)
-            .map(|batch| successors_of_batch(game, &mover, part.max_exp, batch, counts))
-            .collect();
-        for (slot, acc) in acc.iter_mut().enumerate() {
-            acc.par_iter_mut().enumerate().for_each(|(g, acc)| {
-                let mut keys: Vec<u64> = pieces
-                    .iter()
-                    .flat_map(|p| p[slot][g].iter().copied())
-                    .collect();
-                keys.sort_unstable();
-                keys.dedup();
-                union_into(acc, keys);
-            });
-        }
-    }
-    let mut successors = GroupedKeys::new();
-    for (slot, acc) in acc.into_iter().enumerate() {
-        if acc.iter().all(Vec::is_empty) {
-            continue;
-        }
-        if planned[slot].is_none() {
-            return Err(UnplannedPart(slot_part(slot)).into());
-        }
-        match successors.entry(slot_part(slot)) {
-            Entry::Vacant(e) => {
-                e.insert(acc);
-            }
-            Entry::Occupied(mut e) => {
-                for (into, keys) in e.get_mut().iter_mut().zip(acc) {
-                    union_into(into, keys);
-                }
-            }
-        }
-    }
+    let acc = successors_in_slices(&after, SLICE, counts, |batch| {
+        successors_of_batch(game, &mover, part.max_exp, batch, counts)
+    });
+    let successors = by_part(acc, &planned, slot_part)?;
     Ok(Followed {
         successors,
         requests,
