@@ -28,11 +28,21 @@ pub(super) const READS_IN_FLIGHT: usize = 16;
 type Answered = (u64, Vec<u8>);
 
 /// Why a group could not answer its requests.
-enum Unanswered {
+pub(super) enum Unanswered {
     /// The request at this index is damaged.
     Damaged(usize, FormatError),
     /// A spawn the group must hold is missing from it.
     Inconsistent(SolveError),
+}
+
+/// A gather's requests of one tile, read ([`Run::read_requests`]).
+pub(super) struct Requests {
+    /// Each request's verified, compressed bytes.
+    pub(super) loaded: Vec<Vec<u8>>,
+    /// Each request's header.
+    pub(super) headers: Vec<ChunkHeader>,
+    /// The header of each request's response.
+    pub(super) answer_headers: Vec<ChunkHeader>,
 }
 
 /// Answer requests of one tile from one group's values: each request's
@@ -157,21 +167,7 @@ impl Run<'_> {
         groups: &[GatherGroup],
         piece: Option<GatherPiece>,
     ) -> Result<TaskOutput, WorkerError> {
-        let slice = match piece {
-            Some(p) if groups.len() != 1 || p.slice >= p.slices => {
-                return Err(self.invalid(format!(
-                    "piece {} of {} slices over {} groups",
-                    p.slice,
-                    p.slices,
-                    groups.len()
-                )))
-            }
-            Some(p) => Slice {
-                index: p.slice,
-                of: p.slices,
-            },
-            None => Slice::WHOLE,
-        };
+        let slice = self.gather_slice(groups.len(), piece)?;
         let first = groups.first().map_or(0, |g| g.group);
         let object = layout::responses(&part, first, self.attempt);
         let mut bundle = Bundle::default();
@@ -218,34 +214,11 @@ impl Run<'_> {
                 )));
             }
             let sum = part.sum - (1 << tile);
-            let id = ChunkId {
-                part,
-                group,
-                index: 0,
-            };
-            let request_header = |r: &RequestRef| self.header(ChunkKind::Requests, id, r.count);
-            // Read the requests' verified, compressed bytes concurrently (a
-            // Vec of futures: see `merge`). Each is read twice as a stream,
-            // into the union and then to answer it, so the task holds about
-            // two bytes a request key instead of eight.
-            let mut reads = Vec::with_capacity(asked.len());
-            for r in &asked {
-                reads.push(self.store.read_key_bytes_at(
-                    r.object.clone(),
-                    r.offset,
-                    r.len,
-                    request_header(r),
-                ));
-            }
-            let loaded: Vec<Vec<u8>> = futures::stream::iter(reads)
-                .buffered(READS_IN_FLIGHT)
-                .try_collect()
-                .await?;
-            let headers: Vec<ChunkHeader> = asked.iter().map(|r| request_header(r)).collect();
-            let answer_headers: Vec<ChunkHeader> = asked
-                .iter()
-                .map(|r| self.header(ChunkKind::Responses, r.source, r.count))
-                .collect();
+            let Requests {
+                loaded,
+                headers,
+                answer_headers,
+            } = self.read_requests(part, group, &asked).await?;
             let level = self
                 .job
                 .zstd_level
@@ -266,18 +239,7 @@ impl Run<'_> {
                     )
                 })
                 .await?;
-            let encoded = match answered {
-                Ok(encoded) => encoded,
-                Err(Unanswered::Damaged(i, source)) => {
-                    let r = asked[i];
-                    return Err(StoreError::Rejected {
-                        object: format!("{} bytes {}..{}", r.object, r.offset, r.offset + r.len),
-                        source,
-                    }
-                    .into());
-                }
-                Err(Unanswered::Inconsistent(e)) => return Err(self.inconsistent(e)),
-            };
+            let encoded = answered.map_err(|e| self.unanswered(&asked, e))?;
             for (r, answer) in asked.iter().zip(encoded) {
                 let Some((count, blob)) = answer else {
                     continue;
@@ -297,6 +259,64 @@ impl Run<'_> {
             }
         }
         Ok(())
+    }
+
+    /// The requests `asked` (of one tile, addressed to `group` of `part`):
+    /// their verified, compressed bytes, read concurrently (a Vec of
+    /// futures: see `merge`), with their headers and their responses'. Each
+    /// is read twice as a stream, into the union and then to answer it, so
+    /// a gather holds about two bytes a request key instead of eight.
+    pub(super) async fn read_requests(
+        &self,
+        part: PartId,
+        group: u32,
+        asked: &[&RequestRef],
+    ) -> Result<Requests, WorkerError> {
+        let id = ChunkId {
+            part,
+            group,
+            index: 0,
+        };
+        let headers: Vec<ChunkHeader> = asked
+            .iter()
+            .map(|r| self.header(ChunkKind::Requests, id, r.count))
+            .collect();
+        let mut reads = Vec::with_capacity(asked.len());
+        for (r, h) in asked.iter().zip(&headers) {
+            reads.push(
+                self.store
+                    .read_key_bytes_at(r.object.clone(), r.offset, r.len, *h),
+            );
+        }
+        let loaded: Vec<Vec<u8>> = futures::stream::iter(reads)
+            .buffered(READS_IN_FLIGHT)
+            .try_collect()
+            .await?;
+        let answer_headers = asked
+            .iter()
+            .map(|r| self.header(ChunkKind::Responses, r.source, r.count))
+            .collect();
+        Ok(Requests {
+            loaded,
+            headers,
+            answer_headers,
+        })
+    }
+
+    /// The task's error for requests `asked` that could not be answered:
+    /// the damaged request named, or the inconsistency.
+    pub(super) fn unanswered(&self, asked: &[&RequestRef], e: Unanswered) -> WorkerError {
+        match e {
+            Unanswered::Damaged(i, source) => {
+                let r = asked[i];
+                StoreError::Rejected {
+                    object: format!("{} bytes {}..{}", r.object, r.offset, r.offset + r.len),
+                    source,
+                }
+                .into()
+            }
+            Unanswered::Inconsistent(e) => self.inconsistent(e),
+        }
     }
 
     /// One chunk's values and optimal actions, from the answers to its

@@ -4,6 +4,9 @@
 use solve2048_core::chunk::{self, ChunkHeader, FormatError};
 use solve2048_core::kernel;
 use solve2048_core::part::SliceMemo;
+use solve2048_core::task::GatherPiece;
+
+use super::{Run, WorkerError};
 
 /// The afterstates of one request (verified, compressed `bytes`) that are in
 /// `union` (sorted: the requests' afterstates in a slice), each with its
@@ -85,6 +88,28 @@ impl Slice {
             })
             .collect::<Result<Vec<_>, _>>()?;
         kernel::merge(streams)
+    }
+}
+
+impl Run<'_> {
+    /// The slice a gather task over `groups` groups takes: the whole group,
+    /// or one piece of a single group cut in slices.
+    pub(super) fn gather_slice(
+        &self,
+        groups: usize,
+        piece: Option<GatherPiece>,
+    ) -> Result<Slice, WorkerError> {
+        match piece {
+            Some(p) if groups != 1 || p.slice >= p.slices => Err(self.invalid(format!(
+                "piece {} of {} slices over {groups} groups",
+                p.slice, p.slices
+            ))),
+            Some(p) => Ok(Slice {
+                index: p.slice,
+                of: p.slices,
+            }),
+            None => Ok(Slice::WHOLE),
+        }
     }
 }
 

@@ -11,7 +11,7 @@ use solve2048_core::canonical::canonical;
 use solve2048_core::chunk::{self, ChunkHeader, ChunkKind, FormatError};
 use solve2048_core::evaluation::PushRef;
 use solve2048_core::kernel::evaluate::{gather_as_they_lie, solve_under, Optimal};
-use solve2048_core::kernel::{self, Answer, SolveError, SpawnSums};
+use solve2048_core::kernel::{self, Answer, SpawnSums};
 use solve2048_core::part::{ChunkId, PartId};
 use solve2048_core::spawn::Starts;
 use solve2048_core::table::ValueTable;
@@ -20,9 +20,9 @@ use solve2048_core::task::{
     TaskOutput,
 };
 use solve2048_core::Game;
-use solve2048_store::{layout, StoreError};
+use solve2048_store::layout;
 
-use super::super::backward::READS_IN_FLIGHT;
+use super::super::backward::{Requests, Unanswered, READS_IN_FLIGHT};
 use super::super::forward::TRANSIENT_ZSTD_LEVEL;
 use super::super::slice::{in_union, Slice};
 use super::super::{Bundle, Run, WorkerError};
@@ -31,14 +31,6 @@ use super::Evaluator;
 /// One request's two answers from one slice: its afterstates there, and
 /// the encoded responses of the player's sums and of the optimal ones.
 type Answered = (u64, Vec<u8>, Vec<u8>);
-
-/// Why a group could not answer its requests.
-enum Unanswered {
-    /// The request at this index is damaged.
-    Damaged(usize, FormatError),
-    /// A spawn the group must hold is missing from it.
-    Inconsistent(SolveError),
-}
 
 /// Answer requests of one tile from one group's tables: the player's values
 /// (`player`, boards as they lie) and the optimal ones (`optimal`,
@@ -124,21 +116,7 @@ impl Run<'_> {
         groups: &[GatherGroup],
         piece: Option<GatherPiece>,
     ) -> Result<TaskOutput, WorkerError> {
-        let slice = match piece {
-            Some(p) if groups.len() != 1 || p.slice >= p.slices => {
-                return Err(self.invalid(format!(
-                    "piece {} of {} slices over {} groups",
-                    p.slice,
-                    p.slices,
-                    groups.len()
-                )))
-            }
-            Some(p) => Slice {
-                index: p.slice,
-                of: p.slices,
-            },
-            None => Slice::WHOLE,
-        };
+        let slice = self.gather_slice(groups.len(), piece)?;
         let first = groups.first().map_or(0, |g| g.group);
         let object = layout::responses(&part, first, self.attempt);
         let mut bundle = Bundle::default();
@@ -194,30 +172,11 @@ impl Run<'_> {
             if asked.is_empty() {
                 continue;
             }
-            let id = ChunkId {
-                part,
-                group,
-                index: 0,
-            };
-            let headers: Vec<ChunkHeader> = asked
-                .iter()
-                .map(|r| self.header(ChunkKind::Requests, id, r.count))
-                .collect();
-            let mut reads = Vec::with_capacity(asked.len());
-            for (r, h) in asked.iter().zip(&headers) {
-                reads.push(
-                    self.store
-                        .read_key_bytes_at(r.object.clone(), r.offset, r.len, *h),
-                );
-            }
-            let loaded: Vec<Vec<u8>> = futures::stream::iter(reads)
-                .buffered(READS_IN_FLIGHT)
-                .try_collect()
-                .await?;
-            let answer_headers: Vec<ChunkHeader> = asked
-                .iter()
-                .map(|r| self.header(ChunkKind::Responses, r.source, r.count))
-                .collect();
+            let Requests {
+                loaded,
+                headers,
+                answer_headers,
+            } = self.read_requests(part, group, &asked).await?;
             let level = self.job.zstd_level.min(TRANSIENT_ZSTD_LEVEL);
             let (game, sum) = (self.job.game, part.sum - (1 << tile));
             let (player, optimal) = (player.clone(), optimal.clone());
@@ -236,18 +195,7 @@ impl Run<'_> {
                     )
                 })
                 .await?;
-            let encoded = match answered {
-                Ok(encoded) => encoded,
-                Err(Unanswered::Damaged(i, source)) => {
-                    let r = asked[i];
-                    return Err(StoreError::Rejected {
-                        object: format!("{} bytes {}..{}", r.object, r.offset, r.offset + r.len),
-                        source,
-                    }
-                    .into());
-                }
-                Err(Unanswered::Inconsistent(e)) => return Err(self.inconsistent(e)),
-            };
+            let encoded = answered.map_err(|e| self.unanswered(&asked, e))?;
             for (r, answer) in asked.iter().zip(encoded) {
                 let Some((count, mine, best)) = answer else {
                     continue;
