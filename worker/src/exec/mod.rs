@@ -12,6 +12,8 @@
 //!
 //! - [`forward`]: seed, enumerate and merge tasks.
 //! - [`backward`]: gather, solve and start-value tasks.
+//! - [`slice`]: the slice of a group a gather takes, and the cursor that
+//!   finds a request's afterstates among those it answers.
 //! - [`evaluate`]: the same tasks in an evaluation job (boards as they lie,
 //!   under a player's moves, beside a solved store).
 
