@@ -40,7 +40,12 @@ fn heuristic_players_beat_random_on_4x4() {
 /// the level their README gives.
 #[test]
 fn shipped_networks_load_and_play() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("networks");
+    // Cargo sets the crate's folder at run time too: a test binary reused
+    // from a build in another copy of the repository still finds the files.
+    let crate_dir = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into());
+    let dir = crate_dir.join("networks");
     let net3 = dir.join("3x3-pentomino.weights");
     let mut p = build(&format!("ntuple:{}", net3.display()), 3);
     let won = (0..400)
