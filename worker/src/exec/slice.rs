@@ -31,8 +31,9 @@ pub(super) fn in_union<'a>(
 
 /// The first index from `from` on at which sorted `keys` holds `key` or a
 /// larger key: steps that double, then a binary search within the last, so
-/// a cursor that moves a little costs little (a binary search over the rest
-/// took a tenth of the gathers' time).
+/// a cursor that moves a little costs little (with a binary search over the
+/// rest, the function that answers requests took 14% of a profile of the
+/// backward pass of 4x4 to 32).
 fn seek(keys: &[u64], from: usize, key: u64) -> usize {
     let (mut lo, mut step) = (from, 1);
     while lo + step < keys.len() && keys[lo + step] < key {
