@@ -12,7 +12,7 @@ use crate::canonical::canonical;
 use crate::direction::Direction;
 use crate::layer::successor_part;
 use crate::moves::{has_exponent, Mover};
-use crate::part::{group_of, spawn_group, PartId};
+use crate::part::{spawn_group, PartId};
 use crate::spawn::{empty_bits, for_each_spawn};
 use crate::Game;
 
@@ -282,14 +282,20 @@ fn successors_of_batch(
     for &t in afterstates {
         let grew = has_exponent(t, max_exp + 1) as usize;
         let full_after = empty_bits(t, n).count_ones() == 1;
+        // All spawns of one tile hold the same tiles, so share a group: found
+        // once an afterstate, not once a successor.
+        let [twos, fours] = [1, 2].map(|tile| {
+            let slot = (tile as usize - 1) * 2 + grew;
+            spawn_group(t, tile, groups[slot]) as usize
+        });
         // A spawn that fills the board may leave no move: lost, absorbing,
         // not stored.
         for_each_spawn(t, n, tables, |two, four| {
             if recent.fresh(two) && !(full_after && mover.is_lost(two)) {
-                out[grew][group_of(two, groups[grew]) as usize].push(two);
+                out[grew][twos].push(two);
             }
             if recent.fresh(four) && !(full_after && mover.is_lost(four)) {
-                out[2 + grew][group_of(four, groups[2 + grew]) as usize].push(four);
+                out[2 + grew][fours].push(four);
             }
         });
     }
@@ -331,6 +337,7 @@ impl RecentFilter {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::part::group_of;
 
     /// Successors of 4x4 states with a few tiles below 16, canonical and
     /// sorted, with largest tile 8.
