@@ -1,14 +1,14 @@
 //! Criterion benchmarks of the core kernels on seeded, realistic inputs:
-//! moves, canonicalisation, successor generation, the gather of spawn sums
-//! and the solve.
+//! moves, canonicalisation, successor generation, the k-way merge of runs,
+//! the gather of spawn sums and the solve.
 
 use std::collections::BTreeMap;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use solve2048_core::canonical::canonical;
-use solve2048_core::kernel::{afterstates, enumerate, gather, solve, SpawnSums};
+use solve2048_core::kernel::{afterstates, enumerate, gather, merge, solve, SpawnSums};
 use solve2048_core::moves::Mover;
-use solve2048_core::part::PartId;
+use solve2048_core::part::{mix, PartId};
 use solve2048_core::table::ValueTable;
 use solve2048_core::{Board, Direction, Game};
 
@@ -102,6 +102,30 @@ fn kernels(c: &mut Criterion) {
     g.throughput(Throughput::Elements(states.len() as u64));
     g.bench_function("enumerate_4x4_successors", |b| {
         b.iter(|| enumerate(&game, part, &states, |_| Some(1)))
+    });
+    // A merge task's k-way merge: 128 runs (a group of a 4x4 layer hears
+    // from about that many chunks), overlapping as successors of nearby
+    // chunks do.
+    let runs: Vec<Vec<u64>> = (0..128u64)
+        .map(|r| {
+            let mut v: Vec<u64> = (0..20_000)
+                .map(|i| mix(r * 1_000_003 + i) % 2_000_000)
+                .collect();
+            v.sort_unstable();
+            v.dedup();
+            v
+        })
+        .collect();
+    let run_keys: usize = runs.iter().map(Vec::len).sum();
+    g.throughput(Throughput::Elements(run_keys as u64));
+    g.bench_function("merge_128_runs", |b| {
+        b.iter(|| {
+            let streams: Vec<_> = runs
+                .iter()
+                .map(|r| r.iter().map(|&k| Ok::<u64, ()>(k)))
+                .collect();
+            merge(streams).unwrap()
+        })
     });
     // Values: gather the spawn sums of the states' distinct afterstates from
     // tables holding every successor, then solve the states from them.
