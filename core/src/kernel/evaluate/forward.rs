@@ -18,7 +18,7 @@ use crate::kernel::gather::empty_cells;
 use crate::kernel::{GroupedKeys, UnplannedPart, BATCH};
 use crate::layer::successor_part;
 use crate::moves::{has_exponent, Mover};
-use crate::part::{group_of, spawn_group, PartId};
+use crate::part::{spawn_group, PartId};
 use crate::spawn::{empty_bits, Starts, P_FOUR, P_TWO};
 use crate::Game;
 
@@ -321,10 +321,12 @@ fn successors_of_batch(
         let full_after = empty_bits(t, n).count_ones() == 1;
         for tile in 1..=2u8 {
             let slot = (tile as usize - 1) * 2 + grew;
+            // All spawns of one tile share a group ([`spawn_group`]).
+            let group = &mut out[slot][spawn_group(t, tile, groups[slot]) as usize];
             for_each_spawn_as_it_lies(t, n, tile, |s| {
                 // A spawn that fills the board may leave no move: lost.
                 if recent.fresh(s) && !(full_after && mover.is_lost(s)) {
-                    out[slot][group_of(s, groups[slot]) as usize].push(s);
+                    group.push(s);
                 }
             });
         }

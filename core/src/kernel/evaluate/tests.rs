@@ -349,3 +349,50 @@ fn bad_move_distributions_are_refused() {
     ));
     assert!(check_moves(&mover, s, &[0.0, 1.0, 0.0, 0.0]).is_ok());
 }
+
+/// The evaluation's successors with several groups a part are its
+/// successors with one group, split by [`crate::part::group_of`].
+#[test]
+fn grouped_successors_are_the_flat_ones_split_by_group() {
+    let game = Game::new(3, 256, 1.0).unwrap();
+    let mover = Mover::new(3);
+    let mut best = (PartId { sum: 0, max_exp: 0 }, Vec::new());
+    crate::in_memory::enumerate(&game, |part, states| {
+        if states.len() > best.1.len() {
+            best = (part, states.to_vec());
+        }
+    });
+    let (part, states) = best;
+    // Every legal move, equally likely.
+    let moves: Vec<Moves> = states
+        .iter()
+        .map(|&s| {
+            let legal = Direction::ALL.map(|d| (mover.apply(s, d) != s) as u8 as f64);
+            let count: f64 = legal.iter().sum();
+            legal.map(|l| l / count)
+        })
+        .collect();
+    let reach = vec![1.0; states.len()];
+    let run = |groups: fn(PartId) -> u32| {
+        enumerate_under(&game, part, &states, &moves, &reach, |p| Some(groups(p)))
+            .unwrap()
+            .successors
+    };
+    let flat = run(|_| 1);
+    let grouped = run(|p| p.sum % 5 + 3);
+    assert_eq!(flat.len(), grouped.len());
+    let mut total = 0;
+    for (p, groups) in &grouped {
+        let all = &flat[p][0];
+        total += all.len();
+        for (g, keys) in groups.iter().enumerate() {
+            let expect: Vec<u64> = all
+                .iter()
+                .copied()
+                .filter(|&k| crate::part::group_of(k, groups.len() as u32) == g as u32)
+                .collect();
+            assert_eq!(keys, &expect, "{p} group {g}");
+        }
+    }
+    assert!(total > 10_000, "{total} successors");
+}
