@@ -23,10 +23,10 @@ where
 /// index.
 ///
 /// Each key replays one leaf-to-root path of matches, a comparison and two
-/// selects a level with no branch on the outcome; a binary heap's sift,
-/// which this replaces, took about a quarter of a profile of the forward
-/// pass of 4x4 to 32, and merging 128 runs takes 0.6 times as long (the
-/// `merge_128_runs` benchmark).
+/// selects a level with no branch on the outcome. With a binary heap in its
+/// place, the merge loop took about a quarter of a profile of the forward
+/// pass of 4x4 to 32; the same 128-run merges take 0.6 times as long
+/// with the tree (the `merge_128_runs` benchmark's input).
 pub struct Merged<R> {
     runs: Vec<R>,
     /// `losers[j]` for `j` in `1..k`: the head (key, run) that lost the
