@@ -24,16 +24,26 @@ const SUCCESSORS_PER_STATE: f64 = 6.0;
 const RAW_PER_AFTERSTATE: f64 = 16.0;
 
 /// Bytes an enumerate task of `states` states holds: the states, the
-/// distinct afterstates (twice: as such and as requests), the successors it
-/// has made so far, and one slice's raw moves and raw successors (with the
-/// slack of growing vectors).
+/// distinct afterstates, the successors it has made so far, and one slice's
+/// raw moves and raw successors (with the slack of growing vectors).
 pub fn enumerate_bytes(states: u64) -> u64 {
     let s = states as f64;
     let slice = states.min(SLICE as u64) as f64;
     let after = s * AFTERSTATES_PER_STATE;
-    let held = 8.0 * s + 16.0 * after + 8.0 * SUCCESSORS_PER_STATE * s;
+    let held = 8.0 * s + 8.0 * after + 8.0 * SUCCESSORS_PER_STATE * s;
     let working = 2.0 * 8.0 * 4.0 * slice + 2.0 * 8.0 * RAW_PER_AFTERSTATE * slice.min(after);
     (held + working) as u64
+}
+
+/// Bytes an ask task of `states` states holds: the states, the distinct
+/// afterstates twice (as such and filed as requests, one copy a tile at
+/// most), their encoded bundle, and one slice's raw moves (with the slack
+/// of growing vectors).
+pub fn ask_bytes(states: u64) -> u64 {
+    let s = states as f64;
+    let slice = states.min(SLICE as u64) as f64;
+    let after = s * AFTERSTATES_PER_STATE;
+    (8.0 * s + 8.0 * 3.0 * after + 2.0 * 8.0 * 4.0 * slice) as u64
 }
 
 /// Bytes a merge task holds: its runs, compressed as read (about a byte a
@@ -122,6 +132,7 @@ fn as_solved(task: &Task, job: &JobSpec) -> u64 {
     match task {
         Task::Seed { .. } | Task::StartValue { .. } => 1 << 20,
         Task::Enumerate { chunk, .. } => enumerate_bytes(chunk.count),
+        Task::Ask { chunk, .. } => ask_bytes(chunk.count),
         Task::Merge { runs, .. } => merge_bytes(runs.iter().map(|r| r.count).sum(), job.chunk_size),
         // One group at a time: the largest one's.
         Task::Gather { groups, piece, .. } => groups
@@ -150,6 +161,7 @@ mod tests {
         let chunk = crate::task::DEFAULT_CHUNK_SIZE;
         for bytes in [
             enumerate_bytes(chunk),
+            ask_bytes(chunk),
             merge_bytes(6 * chunk, chunk),
             solve_bytes(chunk, 2 * chunk),
         ] {

@@ -32,7 +32,7 @@ pub fn enumerate(game: &Game, mut visit: impl FnMut(PartId, &[u64])) -> Vec<(Par
         out.push((part, states.len() as u64));
         let made =
             kernel::enumerate(game, part, &states, |_| Some(1)).expect("every part has one group");
-        for (p, groups) in made.successors {
+        for (p, groups) in made {
             pending.entry(p).or_default().extend(groups);
         }
     }

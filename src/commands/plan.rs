@@ -142,7 +142,7 @@ fn render_plan(p: &solve2048_coordinator::capacity::Plan) -> String {
     );
     let _ = writeln!(
         o,
-        "  the coordinator: {} (the references to every chunk's requests, held from the forward pass to the gathers)",
+        "  the coordinator: {} (the references to the requests of the two largest adjacent layers, asked in the backward pass)",
         human::bytes(m.coordinator_bytes)
     );
     if !p.fits {

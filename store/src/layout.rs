@@ -150,6 +150,7 @@ pub fn outputs_of(output: &TaskOutput) -> Vec<String> {
                 .chain(requests.iter().map(|r| &r.object))
                 .chain(pushes.iter().map(|p| &p.object)),
         ),
+        TaskOutput::Requests(requests) => distinct(requests.iter().map(|r| &r.object)),
         TaskOutput::Responses(responses) => distinct(responses.iter().map(|r| &r.object)),
         TaskOutput::Chunks(chunks) => chunks.iter().map(states_of).collect(),
         TaskOutput::Solved { solved, .. } => vec![values_of(solved), policy_of(solved)],

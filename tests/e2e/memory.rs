@@ -1,10 +1,91 @@
 //! Specifies: a solve under a memory budget smaller than its largest
 //! layer's value table gives the same result digest as an unbounded one (no
-//! task holds a whole layer), and a worker whose budget fits no task says so
-//! clearly instead of dying.
+//! task holds a whole layer), a worker whose budget fits no task says so
+//! clearly instead of dying, and the store holds no layer's requests during
+//! the forward pass and at most two layers' during the backward one.
 
-use crate::cli::{fails_with, solve, solve_json};
+use std::path::Path;
+use std::process::Stdio;
+
+use crate::cli::{bin, fails_with, solve, solve_json};
 use crate::reference::solved;
+
+/// The layer folders of `requests/` that hold at least one object.
+fn request_layers(store: &Path) -> Vec<String> {
+    let Ok(dirs) = std::fs::read_dir(store.join("requests")) else {
+        return Vec::new();
+    };
+    dirs.flatten()
+        .filter(|d| std::fs::read_dir(d.path()).is_ok_and(|mut f| f.next().is_some()))
+        .map(|d| d.file_name().to_string_lossy().into_owned())
+        .collect()
+}
+
+/// Whether `runs/` holds any object (any layer).
+fn holds_runs(store: &Path) -> bool {
+    let Ok(dirs) = std::fs::read_dir(store.join("runs")) else {
+        return false;
+    };
+    dirs.flatten()
+        .any(|d| std::fs::read_dir(d.path()).is_ok_and(|mut f| f.next().is_some()))
+}
+
+/// Requests are made in the backward pass, just before the gathers that
+/// read them: the store, watched all through a solve, never holds a request
+/// while the forward pass still has runs, nor requests of more than two
+/// layers at once (the forward pass once wrote every layer's).
+#[test]
+fn requests_live_two_layers_at_a_time() {
+    let game = ["--board", "3", "--target", "512"];
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s");
+    let mut child = bin()
+        .arg("solve")
+        .arg("--store")
+        .arg(&store)
+        .args(game)
+        .args(["--chunk-size", "20000", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let (mut most, mut during_forward, mut looks) = (Vec::new(), Vec::new(), 0);
+    while child.try_wait().unwrap().is_none() {
+        // Requests first: runs never come back once the forward pass ends,
+        // so requests seen before runs were both there at once.
+        let layers = request_layers(&store);
+        if !layers.is_empty() && holds_runs(&store) {
+            during_forward = layers.clone();
+        }
+        if layers.len() > most.len() {
+            most = layers;
+        }
+        looks += 1;
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(summary["digest"], solved(&game).summary["digest"]);
+    assert!(looks > 100, "the solve ended before it could be watched");
+    assert!(
+        during_forward.is_empty(),
+        "requests {during_forward:?} while the forward pass had runs"
+    );
+    assert_eq!(most.len(), 2, "at most, requests of {most:?} at once");
+    let stages = summary["stages"].as_array().unwrap();
+    let asks: u64 = stages
+        .iter()
+        .filter(|s| s["stage"] == "ask")
+        .map(|s| s["tasks"].as_u64().unwrap())
+        .sum();
+    let solves: u64 = stages
+        .iter()
+        .filter(|s| s["stage"] == "solve")
+        .map(|s| s["tasks"].as_u64().unwrap())
+        .sum();
+    assert_eq!(asks, solves, "one ask a chunk");
+}
 
 #[test]
 fn a_budget_below_the_largest_layer_gives_the_same_digest() {

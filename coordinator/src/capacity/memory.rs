@@ -40,8 +40,8 @@ pub struct Memory {
     /// States of the largest group (its merge holds its runs), and whether
     /// that is measured or modelled.
     pub largest_group_states: u64,
-    /// The coordinator's: the references to every chunk's requests, held
-    /// from the forward pass until the layer they ask of is gathered.
+    /// The coordinator's: the references to the requests of the two layers
+    /// that have asked but are not yet wholly answered.
     pub coordinator_bytes: u64,
 }
 
@@ -58,12 +58,26 @@ const REQUESTS_PER_CHUNK: f64 = 22.5;
 /// name and fields, in a map).
 const REQUEST_REF_BYTES: f64 = 200.0;
 
-/// The coordinator's memory for a job of `states` states with chunks of
-/// `chunk_size`: every request of the job is referenced at once at the
-/// turn from the forward to the backward pass.
-pub fn coordinator_bytes(states: u64, chunk_size: u64) -> u64 {
+/// The coordinator's memory for a job of `layers` with chunks of
+/// `chunk_size`: a layer's chunks ask in the backward pass, four layers
+/// above their own, and their requests are freed once the layer two above
+/// has answered, so at most two adjacent layers' requests are referenced
+/// at once.
+pub fn coordinator_bytes(layers: &[LayerCount], chunk_size: u64) -> u64 {
     let fill = STATES_PER_CHUNK_OF_DEFAULT / solve2048_core::task::DEFAULT_CHUNK_SIZE as f64;
-    let chunks = states as f64 / (fill * chunk_size.max(1) as f64);
+    let states = |sum: u32| {
+        layers
+            .iter()
+            .filter(|l| l.sum == sum)
+            .map(|l| l.states)
+            .sum::<u64>()
+    };
+    let held = layers
+        .iter()
+        .map(|l| l.states + states(l.sum.saturating_sub(2)))
+        .max()
+        .unwrap_or(0);
+    let chunks = held as f64 / (fill * chunk_size.max(1) as f64);
     (chunks * REQUESTS_PER_CHUNK * REQUEST_REF_BYTES) as u64 + PROCESS_BYTES
 }
 
@@ -91,6 +105,7 @@ pub fn memory(layers: &[LayerCount], largest_part: u64, cluster: &Cluster) -> Me
     let chunk = cluster.chunk_size.min(largest_layer).max(1);
     let group = ((largest_part as f64 * LARGEST_GROUP_OF_PART) as u64).min(largest_part);
     let enumerate = footprint::enumerate_bytes(chunk);
+    let ask = footprint::ask_bytes(chunk);
     let merge = footprint::merge_bytes((group as f64 * RUN_KEYS_PER_STATE) as u64, chunk);
     let solve = footprint::solve_bytes(chunk, (chunk as f64 * RESPONSE_KEYS_PER_STATE) as u64);
     let gather = largest_gather(chunk);
@@ -102,6 +117,10 @@ pub fn memory(layers: &[LayerCount], largest_part: u64, cluster: &Cluster) -> Me
         TaskMemory {
             kind: "merge",
             bytes: merge,
+        },
+        TaskMemory {
+            kind: "ask",
+            bytes: ask,
         },
         TaskMemory {
             kind: "gather",
@@ -118,10 +137,7 @@ pub fn memory(layers: &[LayerCount], largest_part: u64, cluster: &Cluster) -> Me
         minimum_bytes: PROCESS_BYTES + largest,
         needed_bytes: PROCESS_BYTES + cluster.slots as u64 * largest,
         largest_group_states: group,
-        coordinator_bytes: coordinator_bytes(
-            layers.iter().map(|l| l.states).sum(),
-            cluster.chunk_size,
-        ),
+        coordinator_bytes: coordinator_bytes(layers, cluster.chunk_size),
         tasks,
     }
 }
@@ -178,8 +194,18 @@ mod tests {
         let large = memory(&[layer(10, 1 << 34), layer(12, 1 << 33)], 1 << 22, &c);
         assert_eq!(small.tasks, large.tasks);
         assert_eq!(small.needed_bytes, large.needed_bytes);
-        // Only the coordinator's references grow with the states.
+        // Only the coordinator's references grow with the states of the
+        // largest two adjacent layers, not with the layers' number.
         assert!(large.coordinator_bytes > 1000 * (small.coordinator_bytes - PROCESS_BYTES));
+        let pair = |a: u32, b: u32| memory(&[layer(a, 1 << 30), layer(b, 1 << 30)], 1 << 22, &c);
+        let adjacent = pair(10, 12).coordinator_bytes - PROCESS_BYTES;
+        let apart = pair(10, 20).coordinator_bytes - PROCESS_BYTES;
+        assert!(adjacent.abs_diff(2 * apart) <= 1, "{adjacent} {apart}");
+        let many: Vec<LayerCount> = (0..100).map(|i| layer(10 + 4 * i, 1 << 30)).collect();
+        assert_eq!(
+            memory(&many, 1 << 22, &c).coordinator_bytes - PROCESS_BYTES,
+            apart
+        );
         assert_eq!(
             small.minimum_bytes,
             PROCESS_BYTES + small.largest_task_bytes

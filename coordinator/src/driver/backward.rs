@@ -1,17 +1,19 @@
 //! The backward pass: for each layer from the top down, solve its chunks
-//! from their responses, then let its groups answer the requests of the two
-//! layers below; finally the start value.
+//! from their responses while the chunks of the layer four below ask for
+//! their spawn sums (requests), then let its groups answer the requests of
+//! the two layers below; finally the start value.
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use solve2048_core::layer::successor_parts;
 use solve2048_core::part::{ChunkId, PartId};
 use solve2048_core::task::{
     gather_cuts, ChunkRef, GatherGroup, GatherPiece, LayerIndex, Phase, RequestRef, ResponseRef,
-    SolvedRef, Task, TaskOutput, GATHER_ANSWER_CHUNKS,
+    SolvedRef, TargetGroups, Task, TaskOutput, GATHER_ANSWER_CHUNKS,
 };
 use solve2048_store::layout;
 
-use super::{unexpected, Driver, Requests};
+use super::{file_requests, unexpected, Driver, Requests};
 use crate::records::CoordinatorError;
 
 impl Driver<'_> {
@@ -26,23 +28,49 @@ impl Driver<'_> {
         let mut responses: BTreeMap<ChunkId, Vec<ResponseRef>> = BTreeMap::new();
         let mut digest = 0u64;
         let mut keep = BTreeSet::new();
+        // A solve's chunks ask for their spawn sums in this pass; an
+        // evaluation's asked in the forward pass (with the player's masses).
+        let asking = self.evaluating.is_none();
+        let sizes: BTreeMap<PartId, u64> =
+            layers
+                .values()
+                .flatten()
+                .fold(BTreeMap::new(), |mut sizes, c| {
+                    *sizes.entry(c.id.part).or_default() += c.count;
+                    sizes
+                });
         // Requests may reach a layer past the last one (afterstates whose
         // spawns are all lost): it answers them too, from no states.
-        let top = layers
+        let last = layers.keys().next_back().copied().unwrap_or(4);
+        let top = requests
             .keys()
-            .chain(requests.keys())
             .copied()
+            .chain([if asking { last + 4 } else { last }])
             .max()
             .unwrap_or(4);
         for sum in (4..=top).rev().step_by(2) {
-            if let Some(chunks) = layers.get(&sum) {
+            let chunks = layers.get(&sum).map_or(&[][..], Vec::as_slice);
+            // The gather of `sum` answers layers sum-2 and sum-4: the chunks
+            // of those not asked yet ask now, beside the solve (sum-2 was
+            // asked at the step above, but at the top).
+            let asks: Vec<Task> = if asking {
+                [sum - 2, sum - 4]
+                    .into_iter()
+                    .filter(|&s| s >= 4 && (s == sum - 4 || sum == top))
+                    .flat_map(|s| layers.get(&s).into_iter().flatten())
+                    .map(|c| self.ask(c, &sizes))
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            if !chunks.is_empty() || !asks.is_empty() {
                 let below: u64 = layers
                     .range(..sum)
                     .flat_map(|(_, c)| c)
                     .map(|c| c.count)
                     .sum();
                 self.scheduler.set_states_ahead(below);
-                let tasks: Vec<Task> = chunks
+                let mut tasks: Vec<Task> = chunks
                     .iter()
                     .map(|c| {
                         self.with_evaluation(Task::Solve {
@@ -61,6 +89,7 @@ impl Driver<'_> {
                     })
                     .map(|r| r.object)
                     .collect();
+                tasks.extend(asks);
                 let mut refs = Vec::with_capacity(chunks.len());
                 for out in self.stage(Phase::Solve, "solve", sum, tasks).await? {
                     match out {
@@ -73,10 +102,13 @@ impl Driver<'_> {
                             refs.push(solved);
                             self.note_evaluated(&evaluated);
                         }
+                        TaskOutput::Requests(asked) => file_requests(&mut requests, asked),
                         other => return Err(unexpected("solve", &other)),
                     }
                 }
-                self.index_solved(sum, &refs).await?;
+                if !chunks.is_empty() {
+                    self.index_solved(sum, &refs).await?;
+                }
                 // Free the response bundles no chunk still to solve reads (a
                 // group answers the two layers below it).
                 let waiting = responses.values().flatten().map(|r| r.object.as_str());
@@ -87,7 +119,9 @@ impl Driver<'_> {
                     keep.insert(layout::values_of(r));
                     keep.insert(layout::policy_of(r));
                 }
-                solved.insert(sum, refs);
+                if !refs.is_empty() {
+                    solved.insert(sum, refs);
+                }
             }
             if let Some(asked) = requests.remove(&sum) {
                 let mut by_group: BTreeMap<(PartId, u32), Vec<SolvedRef>> = BTreeMap::new();
@@ -137,6 +171,23 @@ impl Driver<'_> {
             Some(TaskOutput::StartValue(v)) => Ok((*v, digest, keep)),
             Some(other) => Err(unexpected("start-value", other)),
             None => Err(unexpected("start-value", &TaskOutput::Runs(Vec::new()))),
+        }
+    }
+
+    /// The task that writes `chunk`'s requests, with the group counts of the
+    /// parts its successors fall in (`sizes`: the states of every part, of
+    /// which [`solve2048_core::layer::group_count`] reads the feeding ones,
+    /// so the counts are the forward pass's).
+    fn ask(&self, chunk: &ChunkRef, sizes: &BTreeMap<PartId, u64>) -> Task {
+        Task::Ask {
+            chunk: *chunk,
+            targets: successor_parts(chunk.id.part)
+                .into_iter()
+                .map(|part| TargetGroups {
+                    part,
+                    groups: self.group_count(part, sizes),
+                })
+                .collect(),
         }
     }
 

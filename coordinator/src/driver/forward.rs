@@ -12,12 +12,13 @@ use solve2048_core::task::{
 };
 use solve2048_store::layout;
 
-use super::{Driver, Requests};
+use super::{file_requests, Driver, Requests};
 use crate::records::CoordinatorError;
 
 impl Driver<'_> {
     /// The forward pass; returns the chunks of every layer and the requests
-    /// every enumerate task made.
+    /// an evaluation's enumerate tasks made (a solve's chunks ask in the
+    /// backward pass).
     pub(super) async fn forward(
         &mut self,
     ) -> Result<(BTreeMap<u32, Vec<ChunkRef>>, Requests), CoordinatorError> {
@@ -205,14 +206,7 @@ fn add_outputs(
                 ..
             } => {
                 add_runs(runs);
-                for r in asked {
-                    requests
-                        .entry(r.part.sum)
-                        .or_default()
-                        .entry((r.part, r.group))
-                        .or_default()
-                        .push(r);
-                }
+                file_requests(requests, asked);
             }
             _ => {}
         }

@@ -3,10 +3,11 @@
 //! Forward ([`forward`]), for tile sum S = 4, 6, 8, ...: merge every group of
 //! every part of layer S (its runs came from the seed and from enumerating
 //! layers S-2 and S-4; a large group in key-range pieces), then enumerate
-//! every chunk of layer S into runs for layers S+2 and S+4, and into
-//! requests. Backward ([`backward`]), for S from the top down to 4: solve
-//! every chunk of layer S from its responses, then let every group of layer S
-//! answer the requests addressed to it (gather). Tasks within a stage are
+//! every chunk of layer S into runs for layers S+2 and S+4. Backward
+//! ([`backward`]), for S from the top down to 4: solve every chunk of layer S
+//! from its responses while every chunk of layer S-4 writes its requests
+//! (ask), then let every group of layer S answer the requests addressed to
+//! it (gather). Tasks within a stage are
 //! independent and all go to the [`Scheduler`] at once, which leases them to
 //! workers; each is skipped when its commit record exists.
 
@@ -14,6 +15,7 @@ mod backward;
 mod evaluate;
 mod forward;
 pub mod repair;
+mod stats;
 
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -31,6 +33,7 @@ use solve2048_store::layout;
 use crate::records::{CoordinatorError, Records};
 use crate::scheduler::{Completed, OverallProgress, Scheduler};
 use repair::Repair;
+pub use stats::{StageKindStats, StageStats, TAIL_MIN_TASKS};
 
 /// Most tasks of a stage submitted to the scheduler at once.
 const MAX_IN_FLIGHT: usize = 1024;
@@ -77,86 +80,6 @@ pub struct PartSummary {
     pub chunks: usize,
 }
 
-/// The tasks of one stage that ran in this process: how long they took and
-/// what they read, to spot long tails and replicated reads.
-#[derive(Clone, Debug, Serialize)]
-pub struct StageStats {
-    /// Forward or backward pass.
-    pub phase: Phase,
-    /// seed, merge, enumerate, solve, gather or start.
-    pub stage: &'static str,
-    /// Tile sum of the layer.
-    pub sum: u32,
-    /// Tasks run.
-    pub tasks: usize,
-    /// The median task's seconds, lease to report.
-    pub median_seconds: f64,
-    /// The longest task's seconds.
-    pub longest_seconds: f64,
-    /// The longest task.
-    pub longest_task: String,
-    /// Bytes its tasks read from the store.
-    pub bytes_read: u64,
-    /// The most bytes one of its tasks read.
-    pub max_task_bytes_read: u64,
-    /// Bytes its tasks wrote.
-    pub bytes_written: u64,
-}
-
-/// The stages of one kind (all layers' merges, say) summed: what `solve
-/// --json` reports, a few lines whatever the number of layers.
-#[derive(Clone, Debug, Serialize)]
-pub struct StageKindStats {
-    /// Forward or backward pass.
-    pub phase: Phase,
-    /// seed, merge, enumerate, solve, gather or start.
-    pub stage: &'static str,
-    /// Tasks run.
-    pub tasks: usize,
-    /// Bytes its tasks read from the store.
-    pub bytes_read: u64,
-    /// The most bytes one task read.
-    pub max_task_bytes_read: u64,
-    /// Bytes its tasks wrote.
-    pub bytes_written: u64,
-    /// The layer (of at least [`TAIL_MIN_TASKS`] tasks) whose longest task
-    /// was the most times its median: its tile sum, longest and median
-    /// seconds, and that task.
-    pub worst_tail: Option<StageStats>,
-}
-
-/// Tasks a stage needs for its longest-against-median ratio to mean
-/// anything.
-pub const TAIL_MIN_TASKS: usize = 8;
-
-impl StageStats {
-    /// The statistics of the tasks `ran` (None when none ran).
-    fn of(
-        phase: Phase,
-        stage: &'static str,
-        sum: u32,
-        mut ran: Vec<(Completed, String)>,
-    ) -> Option<StageStats> {
-        if ran.is_empty() {
-            return None;
-        }
-        ran.sort_by(|a, b| a.0.seconds.total_cmp(&b.0.seconds));
-        let (longest, key) = ran.last().cloned().expect("not empty");
-        Some(StageStats {
-            phase,
-            stage,
-            sum,
-            tasks: ran.len(),
-            median_seconds: ran[ran.len() / 2].0.seconds,
-            longest_seconds: longest.seconds,
-            longest_task: key,
-            bytes_read: ran.iter().map(|r| r.0.bytes_read).sum(),
-            max_task_bytes_read: ran.iter().map(|r| r.0.bytes_read).max().unwrap_or(0),
-            bytes_written: ran.iter().map(|r| r.0.bytes_written).sum(),
-        })
-    }
-}
-
 /// The outcome of a job.
 #[derive(Clone, Debug, Serialize)]
 pub struct Summary {
@@ -200,35 +123,7 @@ impl Summary {
     /// Every stage kind that ran tasks here, summed over its layers, in the
     /// order the job first ran them.
     pub fn stage_kinds(&self) -> Vec<StageKindStats> {
-        let ratio = |s: &StageStats| s.longest_seconds / s.median_seconds.max(1e-3);
-        let mut kinds: Vec<StageKindStats> = Vec::new();
-        for s in &self.stages {
-            let k = match kinds.iter_mut().find(|k| k.stage == s.stage) {
-                Some(k) => k,
-                None => {
-                    kinds.push(StageKindStats {
-                        phase: s.phase,
-                        stage: s.stage,
-                        tasks: 0,
-                        bytes_read: 0,
-                        max_task_bytes_read: 0,
-                        bytes_written: 0,
-                        worst_tail: None,
-                    });
-                    kinds.last_mut().expect("just pushed")
-                }
-            };
-            k.tasks += s.tasks;
-            k.bytes_read += s.bytes_read;
-            k.max_task_bytes_read = k.max_task_bytes_read.max(s.max_task_bytes_read);
-            k.bytes_written += s.bytes_written;
-            if s.tasks >= TAIL_MIN_TASKS
-                && k.worst_tail.as_ref().is_none_or(|w| ratio(s) > ratio(w))
-            {
-                k.worst_tail = Some(s.clone());
-            }
-        }
-        kinds
+        stats::by_kind(&self.stages)
     }
 }
 
@@ -249,6 +144,19 @@ pub struct Driver<'a> {
 /// Requests waiting for their answer: target layer (tile sum) -> (part,
 /// group) -> the requests addressed to that group.
 type Requests = BTreeMap<u32, BTreeMap<(PartId, u32), Vec<RequestRef>>>;
+
+/// File `asked` (an ask or an evaluation's enumerate output) under the
+/// layer and group each request is addressed to.
+fn file_requests(requests: &mut Requests, asked: Vec<RequestRef>) {
+    for r in asked {
+        requests
+            .entry(r.part.sum)
+            .or_default()
+            .entry((r.part, r.group))
+            .or_default()
+            .push(r);
+    }
+}
 
 /// Run `job` to completion on `records`' store, handing tasks to workers
 /// through `scheduler` and calling `progress` as it goes. A failing task is
@@ -444,19 +352,26 @@ impl Driver<'_> {
             }
         }
         let mut outputs = Vec::with_capacity(results.len());
-        let mut ran: Vec<(Completed, String)> = Vec::new();
+        // Statistics by task kind (a backward stage runs solves and asks),
+        // in the order the kinds first appear.
+        let mut ran: Vec<(&'static str, Vec<(Completed, String)>)> = Vec::new();
         for ((out, done), task) in results.into_iter().zip(&tasks) {
             match done {
                 None => self.tasks_skipped += 1,
                 Some(done) => {
                     self.tasks_run += 1;
-                    ran.push((done, task.key()));
+                    let kind = task.kind();
+                    match ran.iter_mut().find(|(k, _)| *k == kind) {
+                        Some((_, of_kind)) => of_kind.push((done, task.key())),
+                        None => ran.push((kind, vec![(done, task.key())])),
+                    }
                 }
             }
             outputs.push(out);
         }
-        if let Some(stats) = StageStats::of(phase, stage, sum, ran) {
-            self.stages.push(stats);
+        for (kind, of_kind) in ran {
+            self.stages
+                .extend(StageStats::of(phase, kind, sum, of_kind));
         }
         Ok(outputs)
     }

@@ -55,7 +55,7 @@ impl Repair {
     pub(super) fn note(&self, task: &Task, out: &TaskOutput) {
         if !matches!(
             task,
-            Task::Seed { .. } | Task::Enumerate { .. } | Task::Gather { .. }
+            Task::Seed { .. } | Task::Enumerate { .. } | Task::Ask { .. } | Task::Gather { .. }
         ) {
             return;
         }
@@ -250,7 +250,9 @@ pub(super) fn with_inputs<'a>(ctx: Ctx<'a>, task: Task) -> Boxed<'a, Task> {
                     .flat_map(|g| &g.requests)
                     .map(|r| r.object.clone());
                 for (object, made) in remake_all(ctx, objects, None).await? {
-                    let TaskOutput::Enumerated { requests: new, .. } = made else {
+                    let (TaskOutput::Requests(new) | TaskOutput::Enumerated { requests: new, .. }) =
+                        made
+                    else {
                         return Err(differs(&object));
                     };
                     for r in groups

@@ -1,7 +1,8 @@
 //! The enumerate kernel: the canonical non-terminal successors of one chunk,
 //! by successor part and hash group, through the chunk's distinct
-//! afterstates; and those afterstates as requests, by the group their
-//! spawns land in.
+//! afterstates (the forward pass); and those afterstates as requests, by the
+//! group their spawns land in (the backward pass, just before the layers
+//! they ask are gathered).
 
 use std::collections::btree_map::{BTreeMap, Entry};
 
@@ -20,19 +21,6 @@ use crate::Game;
 /// holds group `g`'s keys, sorted and distinct.
 pub type GroupedKeys = BTreeMap<PartId, Vec<Vec<u64>>>;
 
-/// What enumerating a chunk makes.
-#[derive(Debug, Default, PartialEq)]
-pub struct Enumerated {
-    /// The canonical non-terminal successors, by part and group
-    /// ([`group_of`]): the runs of the forward pass.
-    pub successors: GroupedKeys,
-    /// The chunk's distinct canonical afterstates by the part and group
-    /// that their spawns of each tile land in ([`spawn_group`]): the
-    /// requests of the backward pass. Every afterstate is in one request of
-    /// each tile, even when all its spawns are lost.
-    pub requests: GroupedKeys,
-}
-
 /// A successor landed in a part that the caller gave no group count for.
 #[derive(Debug, thiserror::Error, PartialEq)]
 #[error("successors in {0}, which the task gives no group count")]
@@ -46,9 +34,11 @@ pub struct UnplannedPart(pub PartId);
 /// Fixed, so the output never depends on memory.
 pub const SLICE: usize = 1 << 20;
 
-/// The successors and requests of `states` (all in `part`); `groups` gives
-/// each successor part's group count (None: no successor may land there).
-/// Won afterstates and lost successors are absorbing and not emitted.
+/// The canonical non-terminal successors of `states` (all in `part`), by
+/// part and group ([`crate::part::group_of`]): the runs of the forward pass.
+/// `groups` gives each successor part's group count (None: no successor may
+/// land there). Won afterstates and lost successors are absorbing and not
+/// emitted.
 ///
 /// Keys go straight into their group's bucket as they are made, so each
 /// bucket is small enough to sort in cache (sorting a whole chunk's tens of
@@ -58,8 +48,25 @@ pub fn enumerate(
     part: PartId,
     states: &[u64],
     groups: impl Fn(PartId) -> Option<u32>,
-) -> Result<Enumerated, UnplannedPart> {
+) -> Result<GroupedKeys, UnplannedPart> {
     enumerate_in_slices(game, part, states, groups, SLICE)
+}
+
+/// The distinct canonical afterstates of `states` (all in `part`) by the
+/// part and group that their spawns of each tile land in
+/// ([`spawn_group`]): the requests of the backward pass. `groups` gives
+/// each successor part's group count. Every afterstate is in one request of
+/// each tile, even when all its spawns are lost.
+pub fn requests(
+    game: &Game,
+    part: PartId,
+    states: &[u64],
+    groups: impl Fn(PartId) -> Option<u32>,
+) -> Result<GroupedKeys, UnplannedPart> {
+    let slot_part = |slot: usize| successor_part(part, (slot / 2 + 1) as u8, slot % 2 == 1);
+    let planned: [Option<u32>; 4] = std::array::from_fn(|slot| groups(slot_part(slot)));
+    let after = afterstates(game, &Mover::new(game.size()), states);
+    file_requests(&after, part.max_exp, &planned, slot_part)
 }
 
 /// [`enumerate`], `slice` states and afterstates at a time.
@@ -69,7 +76,7 @@ fn enumerate_in_slices(
     states: &[u64],
     groups: impl Fn(PartId) -> Option<u32>,
     slice: usize,
-) -> Result<Enumerated, UnplannedPart> {
+) -> Result<GroupedKeys, UnplannedPart> {
     let mover = Mover::new(game.size());
     let m = part.max_exp;
     // Slot (tile - 1) * 2 + (1 if the move made a new max tile).
@@ -77,15 +84,10 @@ fn enumerate_in_slices(
     let planned: [Option<u32>; 4] = std::array::from_fn(|slot| groups(slot_part(slot)));
     let counts = planned.map(|g| g.unwrap_or(1).max(1));
     let after = afterstates_in_slices(game, &mover, states, slice);
-    let requests = requests(&after, m, &planned, slot_part)?;
     let acc = successors_in_slices(&after, slice, counts, |batch| {
         successors_of_batch(game, &mover, m, batch, counts)
     });
-    let successors = by_part(acc, &planned, slot_part)?;
-    Ok(Enumerated {
-        successors,
-        requests,
-    })
+    by_part(acc, &planned, slot_part)
 }
 
 /// The successors of afterstates `after`, `slice` afterstates at a time, by
@@ -155,7 +157,7 @@ pub(crate) fn by_part(
 /// The requests of a chunk's distinct afterstates `after` (sorted), made
 /// from states whose largest exponent is `max_exp`: each afterstate goes to
 /// the group of each tile's part its spawns of that tile land in.
-fn requests(
+fn file_requests(
     after: &[u64],
     max_exp: u8,
     planned: &[Option<u32>; 4],
@@ -363,12 +365,8 @@ pub(crate) mod tests {
         let game = Game::new(4, 32, 1.0).unwrap();
         let part = PartId { sum: 0, max_exp: 3 };
         let states = sample_states();
-        let flat = enumerate(&game, part, &states, |_| Some(1))
-            .unwrap()
-            .successors;
-        let grouped = enumerate(&game, part, &states, |p| Some(p.sum % 5 + 3))
-            .unwrap()
-            .successors;
+        let flat = enumerate(&game, part, &states, |_| Some(1)).unwrap();
+        let grouped = enumerate(&game, part, &states, |p| Some(p.sum % 5 + 3)).unwrap();
         assert_eq!(
             flat.keys().collect::<Vec<_>>(),
             grouped.keys().collect::<Vec<_>>()
@@ -423,11 +421,11 @@ pub(crate) mod tests {
         let (game, part, states) = real_part();
         let mover = Mover::new(3);
         let after = afterstates(&game, &mover, &states);
-        let out = enumerate(&game, part, &states, |p| Some(p.sum % 5 + 3)).unwrap();
+        let out = requests(&game, part, &states, |p| Some(p.sum % 5 + 3)).unwrap();
         for tile in 1..=2u8 {
             let mut seen: Vec<u64> = Vec::new();
             let sum = part.sum + (1 << tile);
-            for (p, groups) in out.requests.iter().filter(|(p, _)| p.sum == sum) {
+            for (p, groups) in out.iter().filter(|(p, _)| p.sum == sum) {
                 for (g, keys) in groups.iter().enumerate() {
                     assert!(keys.windows(2).all(|w| w[0] < w[1]));
                     for &a in keys {

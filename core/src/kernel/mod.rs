@@ -16,7 +16,7 @@ pub mod gather;
 pub mod merge;
 pub mod solve;
 
-pub use enumerate::{afterstates, enumerate, Enumerated, GroupedKeys, UnplannedPart};
+pub use enumerate::{afterstates, enumerate, requests, GroupedKeys, UnplannedPart};
 pub use gather::{gather, Spawned};
 pub use merge::{in_range, merge, splitters, Merged};
 pub use solve::{action_values, afterstate_value, best_action, solve, Answer, SpawnSums};

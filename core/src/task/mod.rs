@@ -9,10 +9,15 @@
 //! chunk's distinct afterstates, by the group their spawns land in.
 //!
 //! Backward, for each layer L in decreasing tile sum: [`Task::Solve`] writes
-//! one chunk's values and policy from its responses; then [`Task::Gather`]
-//! answers, for one group of layer L, the requests of layers L-2 (spawned 2s)
-//! and L-4 (spawned 4s): for each afterstate, the sum of the values of its
-//! spawns, which all lie in that group. So a task reads one chunk or one
+//! one chunk's values and policy from its responses, and beside it
+//! [`Task::Ask`] writes the requests of one chunk of layer L-4 (and, at the
+//! top, of L-2): its distinct afterstates, by the group their spawns land
+//! in; then [`Task::Gather`] answers, for one group of layer L, the requests
+//! of layers L-2 (spawned 2s) and L-4 (spawned 4s): for each afterstate, the
+//! sum of the values of its spawns, which all lie in that group. Requests
+//! are made just before they are needed, so they live for two layers, not
+//! from the forward pass to the backward one. (An evaluation job's
+//! enumerate writes them in the forward pass, with the player's masses.) So a task reads one chunk or one
 //! group and what was addressed to it, never a whole layer, and the bytes
 //! read do not depend on the number of workers. [`Task::StartValue`] finally
 //! takes the expectation over the start.
@@ -102,7 +107,8 @@ pub enum Task {
         /// Group counts of every part a start state can fall in.
         targets: Vec<TargetGroups>,
     },
-    /// Successors of one chunk, as runs, and its requests.
+    /// Successors of one chunk, as runs (and, in an evaluation job, its
+    /// requests and pushes).
     Enumerate {
         /// The source chunk.
         chunk: ChunkRef,
@@ -130,6 +136,14 @@ pub enum Task {
         /// pieces.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         piece: Option<MergePiece>,
+    },
+    /// The requests of one chunk: its distinct afterstates, by the group
+    /// their spawns of each tile land in.
+    Ask {
+        /// The chunk.
+        chunk: ChunkRef,
+        /// Group counts of every part a successor can fall in.
+        targets: Vec<TargetGroups>,
     },
     /// Values and optimal actions of one chunk.
     Solve {
@@ -166,6 +180,20 @@ pub enum Task {
 }
 
 impl Task {
+    /// What kind of task it is: seed, enumerate, merge, ask, solve, gather
+    /// or start (the names of the stages' statistics).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Task::Seed { .. } => "seed",
+            Task::Enumerate { .. } => "enumerate",
+            Task::Merge { .. } => "merge",
+            Task::Ask { .. } => "ask",
+            Task::Solve { .. } => "solve",
+            Task::Gather { .. } => "gather",
+            Task::StartValue { .. } => "start",
+        }
+    }
+
     /// A stable, unique name: the commit record's object name derives from it.
     pub fn key(&self) -> String {
         let c = |id: &ChunkId| {
@@ -186,6 +214,7 @@ impl Task {
                     None => key,
                 }
             }
+            Task::Ask { chunk, .. } => format!("ask-{}", c(&chunk.id)),
             Task::Solve { chunk, .. } => format!("solve-{}", c(&chunk.id)),
             Task::Gather {
                 part,
@@ -254,17 +283,20 @@ impl std::fmt::Display for Failure {
 pub enum TaskOutput {
     /// Runs written (seed).
     Runs(Vec<RunRef>),
-    /// Runs and requests written (enumerate).
+    /// Runs (and, in an evaluation job, requests) written (enumerate).
     Enumerated {
         /// Successor runs.
         runs: Vec<RunRef>,
-        /// Requests.
+        /// Evaluation jobs: the requests (a solve's come from [`Task::Ask`]).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
         requests: Vec<RequestRef>,
         /// Evaluation jobs: the requests' afterstates with how likely the
         /// player makes them (in the requests' bundle).
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         pushes: Vec<PushRef>,
     },
+    /// Requests written (ask).
+    Requests(Vec<RequestRef>),
     /// Responses written (gather), one per request.
     Responses(Vec<ResponseRef>),
     /// Final state chunks written (merge), in group order.

@@ -211,6 +211,18 @@ pub(super) fn plan_units(
                     );
                 }
             }
+            TaskOutput::Requests(requests) => {
+                for r in requests {
+                    section(
+                        &r.object,
+                        ChunkKind::Requests,
+                        r.offset,
+                        r.len,
+                        r.count,
+                        r.checksum,
+                    );
+                }
+            }
             TaskOutput::Responses(responses) => {
                 for r in responses {
                     section(

@@ -1,6 +1,7 @@
-//! The forward pass's tasks: the seed, enumerate (successor runs and
-//! requests) and merge (runs into the chunks of one group, or of one key
-//! range of a large group).
+//! The tasks that make keys from states: the seed, enumerate (successor
+//! runs) and merge (runs into the chunks of one group, or of one key range
+//! of a large group) of the forward pass, and ask (a chunk's afterstates as
+//! requests) of the backward pass.
 
 use futures::{StreamExt, TryStreamExt};
 use solve2048_core::chunk::{self, ChunkKind};
@@ -47,8 +48,7 @@ impl Run<'_> {
         Ok(TaskOutput::Runs(self.write_runs(None, by_part).await?))
     }
 
-    /// A chunk's successors as runs, and its afterstates as requests: one
-    /// bundle of each.
+    /// A chunk's successors, as runs (one bundle).
     pub(super) async fn enumerate(
         &self,
         chunk: &ChunkRef,
@@ -61,11 +61,31 @@ impl Run<'_> {
             .blocking(move || kernel::enumerate(&game, part, &states, |p| group_count(&groups, p)))
             .await?
             .map_err(|e| self.invalid(e))?;
-        let runs = self.write_runs(Some(&chunk.id), made.successors).await?;
+        Ok(TaskOutput::Enumerated {
+            runs: self.write_runs(Some(&chunk.id), made).await?,
+            requests: Vec::new(),
+            pushes: Vec::new(),
+        })
+    }
+
+    /// A chunk's distinct afterstates as requests, by the group their
+    /// spawns of each tile land in (one bundle).
+    pub(super) async fn ask(
+        &self,
+        chunk: &ChunkRef,
+        targets: &[TargetGroups],
+    ) -> Result<TaskOutput, WorkerError> {
+        let states = self.read_states(chunk).await?;
+        let (game, part) = (self.job.game, chunk.id.part);
+        let groups: Vec<TargetGroups> = targets.to_vec();
+        let made = self
+            .blocking(move || kernel::requests(&game, part, &states, |p| group_count(&groups, p)))
+            .await?
+            .map_err(|e| self.invalid(e))?;
         let object = layout::requests(&chunk.id, self.attempt);
         let mut bundle = Bundle::default();
         let mut requests = Vec::new();
-        for (target, groups) in made.requests {
+        for (target, groups) in made {
             for (group, keys) in groups.into_iter().enumerate() {
                 if keys.is_empty() {
                     continue;
@@ -94,11 +114,7 @@ impl Run<'_> {
             }
         }
         self.put_bundle(&object, bundle).await?;
-        Ok(TaskOutput::Enumerated {
-            runs,
-            requests,
-            pushes: Vec::new(),
-        })
+        Ok(TaskOutput::Requests(requests))
     }
 
     /// Write one run per non-empty hash group of each successor part, as one

@@ -249,6 +249,7 @@ impl Run<'_> {
         match self.task {
             Task::Seed { targets } => self.seed(targets).await,
             Task::Enumerate { chunk, targets, .. } => self.enumerate(chunk, targets).await,
+            Task::Ask { chunk, targets } => self.ask(chunk, targets).await,
             Task::Merge {
                 part,
                 group,

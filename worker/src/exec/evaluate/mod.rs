@@ -213,6 +213,9 @@ impl Run<'_> {
                     .await
             }
             Task::StartValue { layers } => self.start_value_as_they_lie(layers).await,
+            Task::Ask { .. } => Err(self.invalid(
+                "an evaluation's chunks ask in its forward pass, with the player's masses",
+            )),
         }
     }
 
