@@ -142,7 +142,7 @@ fn render_plan(p: &solve2048_coordinator::capacity::Plan) -> String {
     );
     let _ = writeln!(
         o,
-        "  the coordinator: {} (the references to the requests of the two largest adjacent layers, asked in the backward pass)",
+        "  the coordinator: {} (a record of every chunk, and the references to the requests of the two largest adjacent layers)",
         human::bytes(m.coordinator_bytes)
     );
     if !p.fits {
