@@ -120,8 +120,11 @@ impl Slurm {
         // munged: its own key (1024 random bytes, mode 0400), socket and pid.
         let key = d.join("munge/munge.key");
         let mut bytes = vec![0u8; 1024];
-        std::io::Read::read_exact(&mut std::fs::File::open("/dev/urandom").unwrap(), &mut bytes)
-            .unwrap();
+        std::io::Read::read_exact(
+            &mut std::fs::File::open("/dev/urandom").unwrap(),
+            &mut bytes,
+        )
+        .unwrap();
         std::fs::write(&key, bytes).unwrap();
         std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o400)).unwrap();
         std::fs::set_permissions(d.join("munge"), std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -131,9 +134,18 @@ impl Slurm {
             .arg("--force")
             .arg(format!("--key-file={}", key.display()))
             .arg(format!("--socket={}", socket.display()))
-            .arg(format!("--pid-file={}", d.join("munge/munged.pid").display()))
-            .arg(format!("--log-file={}", d.join("munge/munged.log").display()))
-            .arg(format!("--seed-file={}", d.join("munge/munged.seed").display()));
+            .arg(format!(
+                "--pid-file={}",
+                d.join("munge/munged.pid").display()
+            ))
+            .arg(format!(
+                "--log-file={}",
+                d.join("munge/munged.log").display()
+            ))
+            .arg(format!(
+                "--seed-file={}",
+                d.join("munge/munged.seed").display()
+            ));
         ok(munged, "munged");
         slurm.wait_for("munged's socket", Duration::from_secs(20), |_| {
             socket.exists()
@@ -217,7 +229,12 @@ impl Slurm {
         let d = self.dir.path();
         ["log/slurmctld.log", "log/slurmd.log", "munge/munged.log"]
             .iter()
-            .map(|f| format!("--- {f} (last lines):\n{}", tail(&file_text(&d.join(f)), 30)))
+            .map(|f| {
+                format!(
+                    "--- {f} (last lines):\n{}",
+                    tail(&file_text(&d.join(f)), 30)
+                )
+            })
             .collect::<Vec<_>>()
             .join("\n")
     }
@@ -362,7 +379,9 @@ fn sbatch_script_refuses_a_token_file_others_can_read() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "mode {mode:o}: {err}");
         assert!(
-            err.contains(&format!("has mode 0{mode:o}; it must be readable by its owner only (chmod 600")),
+            err.contains(&format!(
+                "has mode 0{mode:o}; it must be readable by its owner only (chmod 600"
+            )),
             "mode {mode:o}: {err}"
         );
     }
@@ -502,7 +521,10 @@ fn sbatch_job_survives_a_cancelled_worker_step_and_matches_the_embedded_solve() 
                 .find(|(id, n)| n == "solve2048-worker-2" && *id != cancelled)
                 .map(|(id, _)| id);
         }
-        if !matches!(st.as_str(), "PENDING" | "CONFIGURING" | "RUNNING" | "COMPLETING") {
+        if !matches!(
+            st.as_str(),
+            "PENDING" | "CONFIGURING" | "RUNNING" | "COMPLETING"
+        ) {
             break;
         }
         assert!(
@@ -526,7 +548,10 @@ fn sbatch_job_survives_a_cancelled_worker_step_and_matches_the_embedded_solve() 
         "no new solve2048-worker-2 step after {cancelled} was cancelled:\n{log}"
     );
     assert!(log.contains("worker 2: relaunching (run 2)"), "{log}");
-    assert!(log.contains("the coordinator exited with status 0"), "{log}");
+    assert!(
+        log.contains("the coordinator exited with status 0"),
+        "{log}"
+    );
     assert!(
         !log.contains("worker 1: relaunching"),
         "worker 1 was not touched:\n{log}"
