@@ -1,4 +1,4 @@
-//! The files under `deploy/` (Dockerfile, compose, Kubernetes, systemd) start
+//! The files under `deploy/` (Dockerfile, compose, Kubernetes, systemd, Slurm) start
 //! the binary with flags that no compiler checks and no Docker engine or
 //! cluster exists here to run. This test finds every `solve2048 SUBCOMMAND
 //! --flag ...` in them and asks the binary's own `SUBCOMMAND --help` whether
@@ -102,9 +102,11 @@ fn long_flags(help: &str) -> BTreeSet<String> {
         .collect()
 }
 
-/// Whether `word` names the binary: `solve2048` or a path ending in it.
+/// Whether `word` names the binary: `solve2048`, a path ending in it, or the
+/// Slurm script's variable holding its path.
 fn is_program(word: &str) -> bool {
     word.rsplit('/').next() == Some("solve2048")
+        || matches!(word, "$SOLVE2048_BIN" | "${SOLVE2048_BIN}")
 }
 
 /// Whether `word` can be a subcommand name.
@@ -437,6 +439,10 @@ fn deploy_files_pass_only_flags_the_binary_accepts() {
             &["coordinator"],
         ),
         ("deploy/systemd/solve2048-worker@.service", &["worker"]),
+        (
+            "deploy/slurm/solve2048.sbatch",
+            &["coordinator", "worker", "status", "chunks"],
+        ),
     ] {
         for sub in subs {
             assert!(

@@ -1,7 +1,7 @@
 //! End-to-end tests of the `solve2048` binary on a local store: published
 //! figures, determinism, resume after kill -9, bad input, a coordinator
-//! with worker processes on loopback, the command lines in `deploy/`,
-//! `serve`'s API and page (the page in headless Chromium), and the exact
+//! with worker processes on loopback, the command lines in `deploy/`, the
+//! Slurm batch script on a one-node Slurm, `serve`'s API and page (the page in headless Chromium), and the exact
 //! evaluation of players.
 
 mod browser;
@@ -22,5 +22,6 @@ mod repair;
 mod resume;
 mod s3;
 mod serve_api;
+mod slurm;
 mod tls;
 mod use_solution;
