@@ -22,3 +22,4 @@ pub mod stats;
 pub use player::OptimalPlayer;
 pub use query::{Answer, Report, Status};
 pub use solution::{QueryError, Solution};
+pub use states::{ChunkStates, StateValue};

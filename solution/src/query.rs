@@ -96,6 +96,41 @@ impl Solution {
         })
     }
 
+    /// The value of each move of a non-terminal board of this game (left,
+    /// right, up, down, in the board's orientation; None where illegal):
+    /// every non-terminal successor is looked up, then the moves are valued
+    /// with the solver's own formula ([`kernel::action_values`]).
+    pub async fn action_values(&self, board: u64) -> Result<[Option<f64>; 4], QueryError> {
+        let game = self.game;
+        let n = game.size();
+        let unreachable = || QueryError::Unreachable {
+            board: Board(board).to_text(n),
+            game: game.name(),
+        };
+        let mut successors = Vec::new();
+        for dir in Direction::ALL {
+            let t = self.mover.apply(board, dir);
+            if t != board && !has_exponent(t, game.target_exp) {
+                for_each_spawn(t, n, self.mover.tables(), |two, four| {
+                    successors.push((two, four))
+                });
+            }
+        }
+        let mut values = HashMap::new();
+        for &(two, four) in &successors {
+            for key in [two, four] {
+                if !self.mover.is_lost(key) && !values.contains_key(&key) {
+                    let (v, _) = self.lookup(key).await?.ok_or_else(unreachable)?;
+                    values.insert(key, v);
+                }
+            }
+        }
+        kernel::action_values(&game, &self.mover, board, |key| {
+            values.get(&key).copied().ok_or(())
+        })
+        .map_err(|_| unreachable())
+    }
+
     /// Answer for a board given by a person (any orientation, side `n`).
     pub async fn query(&self, board: u64, n: usize) -> Result<Answer, QueryError> {
         let game = self.game;
@@ -127,30 +162,7 @@ impl Solution {
         }
         let (canon, g) = canonical_with_symmetry(board, n);
         let (value, canon_best) = self.lookup(canon).await?.ok_or_else(unreachable)?;
-        // Look up every non-terminal successor, then evaluate the moves with
-        // the solver's own formula (kernel::action_values), in this orientation.
-        let mut successors = Vec::new();
-        for dir in Direction::ALL {
-            let t = self.mover.apply(board, dir);
-            if t != board && !has_exponent(t, game.target_exp) {
-                for_each_spawn(t, n, self.mover.tables(), |two, four| {
-                    successors.push((two, four))
-                });
-            }
-        }
-        let mut values = HashMap::new();
-        for &(two, four) in &successors {
-            for key in [two, four] {
-                if !self.mover.is_lost(key) && !values.contains_key(&key) {
-                    let (v, _) = self.lookup(key).await?.ok_or_else(unreachable)?;
-                    values.insert(key, v);
-                }
-            }
-        }
-        let actions = kernel::action_values(&game, &self.mover, board, |key| {
-            values.get(&key).copied().ok_or(())
-        })
-        .map_err(|_| unreachable())?;
+        let actions = self.action_values(board).await?;
         let best = direction_image(canon_best, inverse(g));
         Ok(Answer {
             status: Status::Playing,

@@ -209,6 +209,16 @@ impl Solution {
         })
     }
 
+    /// Drop the chunks that earlier look-ups kept, of every layer of tile
+    /// sum below `sum`: a reader that walks the layers upwards (an export
+    /// with each move's value) keeps only the layers it still needs.
+    pub fn forget_chunks_below(&self, sum: u32) {
+        self.chunks
+            .lock()
+            .unwrap()
+            .retain(|id, _| id.part.sum >= sum);
+    }
+
     /// Value and optimal action (in the canonical orientation) of a canonical
     /// non-terminal state; None when no play reaches it.
     pub async fn lookup(&self, state: u64) -> Result<Option<(f64, Direction)>, QueryError> {

@@ -4,9 +4,12 @@
 use clap::Subcommand;
 
 pub mod chunks;
+pub mod completions;
 pub mod coordinator;
 pub mod evaluate;
+pub mod export;
 pub mod export_policy;
+pub mod man;
 pub mod occupancy;
 pub mod plan;
 pub mod play;
@@ -49,6 +52,9 @@ pub enum Command {
     Occupancy(occupancy::Args),
     /// Write the policy of the states visited with probability >= a threshold.
     ExportPolicy(export_policy::Args),
+    /// Write the solution for analysts' tools: one Parquet file per layer,
+    /// one row per state (board, cells, value, best move, each move's value).
+    Export(export::Args),
     /// Draw the state space: states by tile sum per max tile, values by layer.
     Plot(plot::Args),
     /// Read back every solved chunk and check it against the job's summary.
@@ -56,6 +62,10 @@ pub enum Command {
     /// The resource plan of a job before it runs: states per layer, worker
     /// memory, store size and duration on a cluster.
     Plan(plan::Args),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(completions::Args),
+    /// Print the manual page, or write one page per command with --out.
+    Man(man::Args),
 }
 
 impl Command {
@@ -87,5 +97,8 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         Command::Plot(args) => plot::run(args),
         Command::Verify(args) => verify::run(args),
         Command::Plan(args) => plan::run(args),
+        Command::Export(args) => export::run(args),
+        Command::Completions(args) => completions::run(args),
+        Command::Man(args) => man::run(args),
     }
 }

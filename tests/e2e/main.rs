@@ -1,8 +1,9 @@
 //! End-to-end tests of the `solve2048` binary on a local store: published
 //! figures, determinism, resume after kill -9, bad input, a coordinator
 //! with worker processes on loopback, the command lines in `deploy/`, the
-//! Slurm batch script on a one-node Slurm, `serve`'s API and page (the page in headless Chromium), and the exact
-//! evaluation of players.
+//! Slurm batch script on a one-node Slurm, `serve`'s API and page (the page
+//! in headless Chromium), the exact evaluation of players, and the export to
+//! Parquet.
 
 mod browser;
 mod chaos;
@@ -10,6 +11,7 @@ mod cli;
 mod cluster;
 mod deploy;
 mod evaluate;
+mod export;
 mod figures;
 mod full;
 mod house;
