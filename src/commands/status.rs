@@ -4,13 +4,14 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
+use solve2048_coordinator::scheduler::WorkerHealth;
 use solve2048_coordinator::status::{self, JobStatus, StoredStatus};
 use solve2048_coordinator::Records;
 use solve2048_proto as pb;
 use solve2048_worker::agent::connect;
 
 use crate::args::TokenArgs;
-use crate::human::clock;
+use crate::human::eta;
 use crate::runtime::{open_existing, read_file, runtime};
 
 /// Arguments of `status`.
@@ -118,7 +119,10 @@ pub fn render_status(doc: &JobStatus, all: bool) -> String {
         } else {
             ""
         },
-        doc.eta_seconds.map_or("-".into(), clock),
+        match doc.state {
+            status::JobState::Running => eta(doc.eta_seconds),
+            _ => "-".into(),
+        },
         c.tasks_run,
         c.tasks_skipped,
         c.attempts_failed,
@@ -182,7 +186,12 @@ pub fn render_status(doc: &JobStatus, all: bool) -> String {
             w.threads,
             gib(w.memory_bytes),
             gib(w.peak_rss_bytes),
-            if w.alive { "yes" } else { "no" },
+            match (w.health, w.alive) {
+                (WorkerHealth::Lost, _) => "lost",
+                (WorkerHealth::Silent, true) => "silent",
+                (_, true) => "yes",
+                (_, false) => "no",
+            },
             w.last_seen_seconds,
             w.completed,
             w.tasks.join(" ")

@@ -23,7 +23,9 @@ use tokio::sync::{oneshot, Notify};
 use tokio::time::Instant;
 
 use progress::Overall;
-pub use progress::{Counters, OverallProgress, Snapshot, TaskEntry, TaskState, WorkerEntry};
+pub use progress::{
+    Counters, OverallProgress, Snapshot, TaskEntry, TaskState, WorkerEntry, WorkerHealth,
+};
 
 /// Lease timing.
 #[derive(Clone, Copy, Debug)]
@@ -53,8 +55,8 @@ impl LeaseConfig {
 impl Default for LeaseConfig {
     fn default() -> LeaseConfig {
         LeaseConfig {
-            ttl: Duration::from_secs(30),
-            heartbeat: Duration::from_secs(3),
+            ttl: Duration::from_secs(5),
+            heartbeat: Duration::from_secs(1),
         }
     }
 }
