@@ -109,15 +109,22 @@ pub fn render_status(doc: &JobStatus, all: bool) -> String {
     let c = &doc.counters;
     let _ = writeln!(
         out,
-        "{} | rate {:.0} states/s | {} states of work left{} | ETA {} | tasks run {} skipped {} | failed attempts {} | leases expired {} | results discarded {} | {:.1} MiB read, {:.1} MiB written",
+        "{} | rate {:.0} states/s | {} | ETA {} | tasks run {} skipped {} | failed attempts {} | leases expired {} | results discarded {} | {:.1} MiB read, {:.1} MiB written",
         doc.percent_done
             .map_or("progress unknown yet".into(), |p| format!("{p:.1}% done")),
         doc.states_per_second,
-        doc.states_remaining,
-        if doc.progress.estimated && doc.state != status::JobState::Done {
-            " (estimated for layers not enumerated yet)"
-        } else {
-            ""
+        match doc.percent_done {
+            // The work known so far is not the job's: no figure.
+            None => "work left unknown until the forward pass ends".to_string(),
+            Some(_) => format!(
+                "{} states of work left{}",
+                doc.states_remaining,
+                if doc.progress.estimated && doc.state != status::JobState::Done {
+                    " (estimated for layers not enumerated yet)"
+                } else {
+                    ""
+                }
+            ),
         },
         match doc.state {
             status::JobState::Running => eta(doc.eta_seconds),
