@@ -65,12 +65,13 @@ impl JobArgs {
 /// Lease settings of a coordinator (`coordinator` and the embedded `solve`).
 #[derive(clap::Args, Clone, Debug)]
 pub struct LeaseArgs {
-    /// A lease lapses (and its task is re-queued) after this many seconds
-    /// without a heartbeat.
-    #[arg(long, default_value_t = 30.0)]
+    /// A worker silent this many seconds is lost: its leases lapse and its
+    /// tasks are re-queued. Heartbeats come from the worker independently of
+    /// its tasks, so a long task on a live worker never lapses.
+    #[arg(long, default_value_t = 5.0)]
     pub lease_seconds: f64,
     /// Seconds between worker heartbeats.
-    #[arg(long, default_value_t = 3.0)]
+    #[arg(long, default_value_t = 1.0)]
     pub heartbeat_seconds: f64,
     /// Attempts per task before the job stops with the task's last error.
     #[arg(long, default_value_t = 3)]

@@ -80,6 +80,17 @@ pub async fn run_embedded(
         drain: Duration::ZERO,
     };
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    // Ctrl-C or SIGTERM: the in-process worker stops first (it hands its
+    // leases back and abandons its running tasks, whose uncommitted outputs
+    // a rerun redoes), so that it never sees its coordinator vanish; then
+    // the coordinator stops.
+    let (interrupt_tx, mut interrupt_rx) = tokio::sync::watch::channel(false);
+    let signals = tokio::spawn(async move {
+        shutdown_signal().await;
+        let _ = interrupt_tx.send(true);
+    });
+    let mut worker_interrupt = interrupt_rx.clone();
+    let (worker_done_tx, worker_done_rx) = tokio::sync::oneshot::channel::<()>();
     // The worker starts once the coordinator serves the job (its first
     // progress event): a job refused as it opens (a store of another game,
     // a lock held) then prints its refusal alone, with no worker retrying.
@@ -94,13 +105,23 @@ pub async fn run_embedded(
     let worker = tokio::spawn(async move {
         if start_rx.await.is_ok() {
             let _ = run_agent(agent, async {
-                let _ = stop_rx.await;
+                tokio::select! {
+                    _ = stop_rx => {}
+                    _ = worker_interrupt.wait_for(|&i| i) => {}
+                }
             })
             .await;
         }
+        let _ = worker_done_tx.send(());
     });
-    let result = serve_job(records, listener, None, config, &started, shutdown_signal()).await;
+    let shutdown = async move {
+        let _ = interrupt_rx.wait_for(|&i| i).await;
+        // The worker's hand-backs are local calls: a moment is plenty.
+        let _ = tokio::time::timeout(WORKER_STOPS_WITHIN, worker_done_rx).await;
+    };
+    let result = serve_job(records, listener, None, config, &started, shutdown).await;
     drop(started);
+    signals.abort();
     let _ = stop_tx.send(());
     // The worker exits on its own once told the job is over; after an error
     // or interruption it is simply stopped with the process.
@@ -109,3 +130,7 @@ pub async fn run_embedded(
     }
     Ok(result?)
 }
+
+/// How long an interrupted run waits for its in-process worker to stop
+/// before the coordinator stops anyway.
+const WORKER_STOPS_WITHIN: Duration = Duration::from_millis(500);

@@ -27,6 +27,16 @@ pub fn clock(secs: f64) -> String {
     }
 }
 
+/// An ETA: `unknown` when none can be estimated, `<1s` when under a
+/// second (never `0s` while work is left), else a [`clock`].
+pub fn eta(secs: Option<f64>) -> String {
+    match secs {
+        None => "unknown".into(),
+        Some(s) if s < 1.0 => "<1s".into(),
+        Some(s) => clock(s),
+    }
+}
+
 /// An error and its causes on one line, each cause once: a cause whose text
 /// its parent's message already ends with (thiserror messages that quote
 /// their source) is not repeated.
@@ -81,6 +91,9 @@ mod tests {
         assert_eq!(clock(725.0), "12m05s");
         assert_eq!(clock(11220.0), "3h07m");
         assert_eq!(clock(3.0 * 86400.0 + 7200.0), "3d02h");
+        assert_eq!(eta(None), "unknown");
+        assert_eq!(eta(Some(0.3)), "<1s");
+        assert_eq!(eta(Some(725.0)), "12m05s");
         assert_eq!(bytes(2048), "2.0 KiB");
         assert_eq!(bytes(3 << 30), "3.0 GiB");
     }

@@ -61,9 +61,25 @@ fn main() -> std::process::ExitCode {
     }
     match commands::run(args.command) {
         Ok(()) => std::process::ExitCode::SUCCESS,
+        // Stopped by Ctrl-C or SIGTERM: one line, and the shell's status
+        // for a command ended by SIGINT.
+        Err(e) if interrupted(&e) => {
+            human::eprint_line("interrupted; rerun the same command to resume");
+            std::process::ExitCode::from(130)
+        }
         Err(e) => {
             human::eprint_line(&format!("error: {}", human::error_chain(&e)));
             std::process::ExitCode::FAILURE
         }
     }
+}
+
+/// Whether a command stopped because it was told to (Ctrl-C, SIGTERM).
+fn interrupted(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        matches!(
+            c.downcast_ref::<solve2048_coordinator::CoordinatorError>(),
+            Some(solve2048_coordinator::CoordinatorError::Interrupted)
+        )
+    })
 }

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use solve2048_coordinator::scheduler::OverallProgress;
 use solve2048_coordinator::{Phase, Progress};
 
-use crate::human::{clock, eprint_line};
+use crate::human::{eprint_line, eta};
 
 pub use solve2048_worker::peak_rss_bytes;
 
@@ -122,6 +122,13 @@ impl Reporter {
         }
     }
 
+    /// Erase the progress line (on a terminal), before a last message.
+    pub fn clear_line(&self) {
+        if self.tty {
+            let _ = write!(std::io::stderr(), "\r\x1b[2K");
+        }
+    }
+
     /// Peak RSS of a finished phase.
     pub fn peak(&self, phase: Phase) -> u64 {
         let s = self.state.lock().unwrap();
@@ -144,19 +151,14 @@ fn render(s: &State, now: Instant) -> String {
     let rate = s.since.map_or(0.0, |(t, d)| {
         o.done.saturating_sub(d) as f64 / now.duration_since(t).as_secs_f64().max(1e-3)
     });
-    let whole = if o.total > 0 {
-        let eta = if rate > 0.0 {
-            clock((o.total - o.done) as f64 / rate)
-        } else {
-            "-".into()
-        };
-        format!(
-            "{:.1}% of the job{} | ETA {eta} | ",
-            100.0 * o.done as f64 / o.total as f64,
-            if o.estimated { " (size estimated)" } else { "" }
-        )
-    } else {
-        String::new()
+    let whole = match o.percent {
+        Some(p) => format!(
+            "{p:.1}% of the job{} | ETA {} | ",
+            if o.estimated { " (size estimated)" } else { "" },
+            eta(o.eta_seconds(rate))
+        ),
+        // Larger 3x3 games: the size is known once the forward pass ends.
+        None => "ETA unknown until the forward pass ends | ".to_string(),
     };
     format!(
         "{whole}{phase}: layer {} {} {}/{} | {} states found | {:.0} states/s{}",

@@ -50,8 +50,8 @@ pub fn render(scheduler: &Scheduler) -> String {
         metric(
             "progress_ratio",
             "gauge",
-            "Share of the whole job done (states enumerated and solved over twice its states, estimated for layers not enumerated yet).",
-            &[("", overall.done as f64 / overall.total as f64)],
+            "Share of the whole job done (states enumerated and solved over twice its states, estimated for layers not enumerated yet; never decreasing).",
+            &[("", overall.percent.unwrap_or(0.0) / 100.0)],
         );
         metric(
             "work_states_total",
@@ -59,12 +59,12 @@ pub fn render(scheduler: &Scheduler) -> String {
             "The whole job's work: twice its states, estimated for layers not enumerated yet.",
             &[("", overall.total as f64)],
         );
-        if rate > 0.0 {
+        if let Some(eta) = overall.eta_seconds(rate) {
             metric(
                 "eta_seconds",
                 "gauge",
-                "Seconds left at the rate of the last minute.",
-                &[("", (overall.total - overall.done) as f64 / rate)],
+                "Seconds left at the rate of the last minute (absent while unknown).",
+                &[("", eta)],
             );
         }
     }

@@ -13,7 +13,9 @@ use solve2048_store::layout;
 
 use crate::lock::{unix_ms, LockRecord, STALE_AFTER};
 use crate::records::{CoordinatorError, FailureRecord, Records};
-use crate::scheduler::{Counters, OverallProgress, Snapshot, TaskEntry, TaskState, WorkerEntry};
+use crate::scheduler::{
+    Counters, OverallProgress, Snapshot, TaskEntry, TaskState, WorkerEntry, WorkerHealth,
+};
 use solve2048_core::task::Phase;
 
 /// Where the job as a whole stands.
@@ -84,7 +86,9 @@ pub struct JobStatus {
     /// whole job (estimated for layers not enumerated yet, from `plan`'s
     /// model), or in planned stages where no estimate is known.
     pub states_remaining: u64,
-    /// states_remaining / states_per_second.
+    /// Seconds left: states_remaining / states_per_second; None while the
+    /// job's size is unknown, no worker is heard from, or an estimate is
+    /// used up with work left.
     pub eta_seconds: Option<f64>,
     /// The whole job's progress: work done and all its work, in states.
     #[serde(default)]
@@ -160,11 +164,18 @@ impl JobStatus {
             (0, Some(100.0))
         } else if progress.total > 0 {
             (
-                progress.total - progress.done,
-                Some(100.0 * progress.done as f64 / progress.total as f64),
+                progress.total.saturating_sub(progress.done),
+                progress.percent,
             )
         } else {
             (remaining, None)
+        };
+        // No ETA while the job's size is unknown (the work known so far is
+        // not the job's), nor while no worker is heard from.
+        let working = snap.workers.iter().any(|w| w.health != WorkerHealth::Lost);
+        let eta_seconds = match state {
+            JobState::Running if working => progress.eta_seconds(rate),
+            _ => None,
         };
         JobStatus {
             game: info.game.clone(),
@@ -181,7 +192,7 @@ impl JobStatus {
             counters: snap.counters,
             states_per_second: rate,
             states_remaining: remaining,
-            eta_seconds: (rate > 0.0).then(|| remaining as f64 / rate),
+            eta_seconds,
             progress,
             percent_done,
             open_tasks: snap

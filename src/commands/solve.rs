@@ -44,7 +44,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .unwrap_or_else(|| format!("solve2048-store/{}", job.game.name()));
     let store = Store::open(&location, Access::ReadWrite)?;
     let reporter = Reporter::new();
-    let summary = runtime()?.block_on(run_embedded(
+    let rt = runtime()?;
+    let result = rt.block_on(run_embedded(
         &store,
         job.clone(),
         threads,
@@ -52,7 +53,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         &args.lease,
         args.repair,
         &|p| reporter.event(p),
-    ))?;
+    ));
+    if result.is_err() {
+        // Kernels of abandoned tasks may still be running on blocking
+        // threads: the process ends without waiting for them (a rerun
+        // redoes their tasks).
+        rt.shutdown_background();
+        reporter.clear_line();
+    }
+    let summary = result?;
     print_summary(
         &job,
         &location,

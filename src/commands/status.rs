@@ -4,13 +4,14 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
+use solve2048_coordinator::scheduler::WorkerHealth;
 use solve2048_coordinator::status::{self, JobStatus, StoredStatus};
 use solve2048_coordinator::Records;
 use solve2048_proto as pb;
 use solve2048_worker::agent::connect;
 
 use crate::args::TokenArgs;
-use crate::human::clock;
+use crate::human::eta;
 use crate::runtime::{open_existing, read_file, runtime};
 
 /// Arguments of `status`.
@@ -108,17 +109,27 @@ pub fn render_status(doc: &JobStatus, all: bool) -> String {
     let c = &doc.counters;
     let _ = writeln!(
         out,
-        "{} | rate {:.0} states/s | {} states of work left{} | ETA {} | tasks run {} skipped {} | failed attempts {} | leases expired {} | results discarded {} | {:.1} MiB read, {:.1} MiB written",
+        "{} | rate {:.0} states/s | {} | ETA {} | tasks run {} skipped {} | failed attempts {} | leases expired {} | results discarded {} | {:.1} MiB read, {:.1} MiB written",
         doc.percent_done
             .map_or("progress unknown yet".into(), |p| format!("{p:.1}% done")),
         doc.states_per_second,
-        doc.states_remaining,
-        if doc.progress.estimated && doc.state != status::JobState::Done {
-            " (estimated for layers not enumerated yet)"
-        } else {
-            ""
+        match doc.percent_done {
+            // The work known so far is not the job's: no figure.
+            None => "work left unknown until the forward pass ends".to_string(),
+            Some(_) => format!(
+                "{} states of work left{}",
+                doc.states_remaining,
+                if doc.progress.estimated && doc.state != status::JobState::Done {
+                    " (estimated for layers not enumerated yet)"
+                } else {
+                    ""
+                }
+            ),
         },
-        doc.eta_seconds.map_or("-".into(), clock),
+        match doc.state {
+            status::JobState::Running => eta(doc.eta_seconds),
+            _ => "-".into(),
+        },
         c.tasks_run,
         c.tasks_skipped,
         c.attempts_failed,
@@ -182,7 +193,12 @@ pub fn render_status(doc: &JobStatus, all: bool) -> String {
             w.threads,
             gib(w.memory_bytes),
             gib(w.peak_rss_bytes),
-            if w.alive { "yes" } else { "no" },
+            match (w.health, w.alive) {
+                (WorkerHealth::Lost, _) => "lost",
+                (WorkerHealth::Silent, true) => "silent",
+                (_, true) => "yes",
+                (_, false) => "no",
+            },
             w.last_seen_seconds,
             w.completed,
             w.tasks.join(" ")

@@ -380,6 +380,72 @@ async fn play_with_keys(
     moves
 }
 
+/// The cells of `#board` as drawn: each row's height, and each cell's
+/// width and height in CSS pixels.
+const CELLS: &str = r#"(() => {
+  const board = document.getElementById('board');
+  const n = Number(getComputedStyle(board).getPropertyValue('--n'));
+  const rects = [...board.children].map((c) => c.getBoundingClientRect());
+  return {
+    n,
+    empty: [...board.children].filter((c) => !c.textContent).length,
+    rows: [...Array(n).keys()].map((r) => rects[r * n].height),
+    cells: rects.map((r) => [r.width, r.height]),
+  };
+})()"#;
+
+/// A start (mostly empty rows) at a desktop and a phone-sized viewport:
+/// every row of the board as high as the others, every cell square. Empty
+/// rows once collapsed to half height. Saves a screenshot of each.
+async fn check_square_cells(b: &mut Browser, addr: &str, shots: &Path, name: &str) {
+    for (viewport, width, height, mobile) in
+        [("desktop", 1000, 1400, false), ("phone", 375, 740, true)]
+    {
+        b.call(
+            "Emulation.setDeviceMetricsOverride",
+            json!({"width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile}),
+        )
+        .await;
+        b.open(&format!("http://{addr}/#seed=7")).await;
+        let drawn = b.eval(CELLS).await;
+        let n = drawn["n"].as_u64().unwrap() as usize;
+        assert!(
+            drawn["empty"].as_u64().unwrap() as usize >= n * n - 2,
+            "a start: {drawn}"
+        );
+        let rows: Vec<f64> = drawn["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h.as_f64().unwrap())
+            .collect();
+        assert_eq!(rows.len(), n);
+        let (low, high) = rows
+            .iter()
+            .fold((f64::MAX, 0.0f64), |(l, h), &r| (l.min(r), h.max(r)));
+        assert!(
+            high - low < 1.0,
+            "{name} on a {viewport}: rows of {rows:?} px"
+        );
+        assert!(low > 40.0, "{name} on a {viewport}: cells of {low} px");
+        for c in drawn["cells"].as_array().unwrap() {
+            let (w, h) = (c[0].as_f64().unwrap(), c[1].as_f64().unwrap());
+            assert!(
+                (w - h).abs() < 1.0,
+                "{name} on a {viewport}: a {w}x{h} cell"
+            );
+        }
+        println!("{name} on a {viewport}: rows of {rows:?} px");
+        b.screenshot(&shots.join(format!("serve-{name}-start-{viewport}.png")))
+            .await;
+    }
+    b.call(
+        "Emulation.setDeviceMetricsOverride",
+        json!({"width": 1000, "height": 1400, "deviceScaleFactor": 1, "mobile": false}),
+    )
+    .await;
+}
+
 fn arrow(m: &str) -> String {
     let mut name = m.to_string();
     name[..1].make_ascii_uppercase();
@@ -396,6 +462,7 @@ async fn the_page_plays_with_the_keyboard_and_shows_what_query_gives() {
     // 3x3: a game with the keyboard, then a watched optimal game.
     let store = &solved(&["--board", "3", "--target", "64"]).store;
     let server = Server::start(store, &[]);
+    check_square_cells(&mut b, &server.addr, shots, "3x3").await;
     let moves = play_with_keys(&mut b, &server.addr, store, 7, 12).await;
     assert_eq!(moves.len(), 12, "twelve moves made, in the link: {moves}");
     b.screenshot(&shots.join("serve-3x3-to-64.png")).await;
@@ -451,6 +518,7 @@ async fn the_page_plays_with_the_keyboard_and_shows_what_query_gives() {
     // 4x4 (to 16, discounted): the page works on the largest board too.
     let store = &solved(&["--board", "4", "--target", "16", "--discount", "0.99"]).store;
     let server = Server::start(store, &[]);
+    check_square_cells(&mut b, &server.addr, shots, "4x4").await;
     play_with_keys(&mut b, &server.addr, store, 3, 6).await;
     b.screenshot(&shots.join("serve-4x4-to-16.png")).await;
 }

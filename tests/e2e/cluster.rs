@@ -61,11 +61,16 @@ impl Proc {
 }
 
 fn coordinator(store: &Path, port: u16, extra: &[&str]) -> Proc {
+    coordinator_leasing(store, port, &LEASES, extra)
+}
+
+/// A coordinator with lease timings `leases` (none: the defaults).
+fn coordinator_leasing(store: &Path, port: u16, leases: &[&str], extra: &[&str]) -> Proc {
     let mut c = with_token(bin(), TOKEN);
     c.arg("coordinator")
         .args(GAME)
         .args(CHUNKS)
-        .args(LEASES)
+        .args(leases)
         .args(["--listen", &format!("127.0.0.1:{port}")])
         .arg("--store")
         .arg(store)
@@ -248,13 +253,16 @@ fn three_workers_match_the_embedded_solve_and_report_status_and_metrics() {
     assert!(rows.iter().all(|r| r["state"] == "done" && r["sum"] == 40));
 }
 
+/// With the default lease timings: a worker killed holding a task is
+/// silent, then lost within a few seconds (not the 30 s leases once were),
+/// its task going to another worker, and `status` says so.
 #[test]
-fn a_worker_killed_mid_task_has_its_task_re_leased() {
+fn a_worker_killed_mid_task_is_lost_within_seconds_and_its_task_re_leased() {
     let dir = tempfile::tempdir().unwrap();
     let (embedded, embedded_store) = reference();
     let store = dir.path().join("cluster");
     let port = free_port();
-    let coord = coordinator(&store, port, &[]);
+    let coord = coordinator_leasing(&store, port, &[], &[]);
     let mut victim = worker(port, TOKEN);
     // Let the victim alone run a few tasks, then freeze it (SIGSTOP) and ask
     // the coordinator whether it holds a lease: frozen, it cannot finish
@@ -275,7 +283,7 @@ fn a_worker_killed_mid_task_has_its_task_re_leased() {
             .then(|| serde_json::from_slice(&out.stdout).unwrap())
     };
     let t0 = Instant::now();
-    loop {
+    let victim_id = loop {
         assert!(
             t0.elapsed() < Duration::from_secs(120),
             "the worker never held a task"
@@ -286,20 +294,71 @@ fn a_worker_killed_mid_task_has_its_task_re_leased() {
             _ => continue,
         }
         signal("-STOP");
-        let holding = status_now().is_some_and(|s| {
+        let holding = status_now().and_then(|s| {
             s["workers"]
                 .as_array()
                 .unwrap()
                 .iter()
-                .any(|w| !w["tasks"].as_array().unwrap().is_empty())
+                .find(|w| !w["tasks"].as_array().unwrap().is_empty())
+                .map(|w| w["id"].as_str().unwrap().to_string())
         });
-        if holding {
-            break;
+        if let Some(id) = holding {
+            break id;
         }
         signal("-CONT");
-    }
+    };
     victim.kill(); // SIGKILL
+    let killed = Instant::now();
     let survivors: Vec<Proc> = (0..2).map(|_| worker(port, TOKEN)).collect();
+    // Silent first (missed heartbeats), then lost: its lease lapsed.
+    let mut seen = Vec::new();
+    let lost_after = loop {
+        let s = status_now().expect("the coordinator answers");
+        let w = s["workers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|w| w["id"] == victim_id.as_str())
+            .unwrap()
+            .clone();
+        let health = w["health"].as_str().unwrap().to_string();
+        if seen.last() != Some(&health) {
+            seen.push(health.clone());
+        }
+        if health == "lost" {
+            assert!(w["tasks"].as_array().unwrap().is_empty(), "{w}");
+            assert!(
+                s["counters"]["leases_expired"].as_u64().unwrap() >= 1,
+                "{s}"
+            );
+            break killed.elapsed();
+        }
+        assert!(
+            killed.elapsed() < Duration::from_secs(30),
+            "the killed worker is still {health}: {w}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    println!("the killed worker: {seen:?}, lost {lost_after:?} after the kill");
+    assert!(seen.contains(&"silent".to_string()), "{seen:?}");
+    assert!(
+        lost_after < Duration::from_secs(7),
+        "lost only after {lost_after:?}"
+    );
+    let out = with_token(bin(), TOKEN)
+        .args([
+            "status",
+            "--coordinator",
+            &format!("http://127.0.0.1:{port}"),
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with(victim_id.as_str()))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(line.contains(" lost "), "{line}");
     let (ok, stdout, stderr) = finish(coord, Duration::from_secs(300));
     assert!(ok, "coordinator failed: {stderr}");
     for w in survivors {

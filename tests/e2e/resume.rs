@@ -1,8 +1,12 @@
 //! Specifies: a solve killed with SIGKILL in the forward pass or in the
 //! backward pass, then rerun, finishes with byte-identical objects (one copy
-//! of each), skipping the work already committed.
+//! of each), skipping the work already committed. A solve stopped with
+//! Ctrl-C (SIGINT) exits within a second with status 130, one line and no
+//! worker's complaint, and resumes the same way.
 
+use std::io::Read;
 use std::path::Path;
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use crate::cli::{bin, chunk_objects as objects, solve_json};
@@ -22,9 +26,18 @@ fn commits(dir: &Path, prefix: &str) -> usize {
     })
 }
 
-/// Kill a solve once `n` tasks of the kind `prefix` are committed, check
+/// How a solve is stopped.
+#[derive(PartialEq)]
+enum Stop {
+    /// SIGKILL.
+    Kill,
+    /// SIGINT, as Ctrl-C sends it.
+    CtrlC,
+}
+
+/// Stop a solve once `n` tasks of the kind `prefix` are committed, check
 /// where it was, resume it, and compare with an uninterrupted solve.
-fn kill_and_resume(prefix: &str, n: usize) {
+fn kill_and_resume(prefix: &str, n: usize, stop: Stop) {
     let dir = tempfile::tempdir().unwrap();
     let clean = solved(&ARGS);
     let store = dir.path().join("killed");
@@ -34,6 +47,12 @@ fn kill_and_resume(prefix: &str, n: usize) {
         .arg("--store")
         .arg(&store)
         .arg("--json")
+        .stdout(Stdio::null())
+        .stderr(if stop == Stop::CtrlC {
+            Stdio::piped()
+        } else {
+            Stdio::inherit()
+        })
         .spawn()
         .unwrap();
     let t0 = Instant::now();
@@ -45,8 +64,33 @@ fn kill_and_resume(prefix: &str, n: usize) {
         assert!(t0.elapsed() < Duration::from_secs(120));
         std::thread::sleep(Duration::from_millis(5));
     }
-    child.kill().unwrap(); // SIGKILL
-    child.wait().unwrap();
+    match stop {
+        Stop::Kill => {
+            child.kill().unwrap();
+            child.wait().unwrap();
+        }
+        Stop::CtrlC => {
+            let at = Instant::now();
+            // SAFETY: a signal to our own child, not yet reaped.
+            assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+            let mut stderr = String::new();
+            child
+                .stderr
+                .take()
+                .unwrap()
+                .read_to_string(&mut stderr)
+                .unwrap();
+            let status = child.wait().unwrap();
+            let took = at.elapsed();
+            assert_eq!(status.code(), Some(130), "{status:?}: {stderr}");
+            assert!(took < Duration::from_secs(2), "{took:?} to stop: {stderr}");
+            assert_eq!(
+                stderr.trim(),
+                "interrupted; rerun the same command to resume",
+                "one line, no worker complaining of its coordinator"
+            );
+        }
+    }
     let done_before = commits(&store, "");
     let solves_before = commits(&store, "solve-");
     assert!(!store.join("summary.json").exists(), "killed after the end");
@@ -75,10 +119,15 @@ fn kill_and_resume(prefix: &str, n: usize) {
 
 #[test]
 fn killed_during_enumeration_resumes_identically() {
-    kill_and_resume("enumerate-", 60);
+    kill_and_resume("enumerate-", 60, Stop::Kill);
 }
 
 #[test]
 fn killed_during_solve_resumes_identically() {
-    kill_and_resume("solve-", 40);
+    kill_and_resume("solve-", 40, Stop::Kill);
+}
+
+#[test]
+fn ctrl_c_stops_at_once_with_status_130_and_resumes_identically() {
+    kill_and_resume("enumerate-", 60, Stop::CtrlC);
 }

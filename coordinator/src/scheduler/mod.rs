@@ -23,7 +23,9 @@ use tokio::sync::{oneshot, Notify};
 use tokio::time::Instant;
 
 use progress::Overall;
-pub use progress::{Counters, OverallProgress, Snapshot, TaskEntry, TaskState, WorkerEntry};
+pub use progress::{
+    Counters, OverallProgress, Snapshot, TaskEntry, TaskState, WorkerEntry, WorkerHealth,
+};
 
 /// Lease timing.
 #[derive(Clone, Copy, Debug)]
@@ -53,8 +55,8 @@ impl LeaseConfig {
 impl Default for LeaseConfig {
     fn default() -> LeaseConfig {
         LeaseConfig {
-            ttl: Duration::from_secs(30),
-            heartbeat: Duration::from_secs(3),
+            ttl: Duration::from_secs(5),
+            heartbeat: Duration::from_secs(1),
         }
     }
 }
@@ -421,13 +423,38 @@ impl Scheduler {
         expired.len()
     }
 
-    /// Check leases every `period` until the job is finished.
+    /// Check leases every `period` until the job is finished. A check that
+    /// comes late by more than a heartbeat means this process itself was
+    /// stalled (swapping, suspended, a blocked runtime): the heartbeats it
+    /// could not hear are not the workers' fault, so every lease and worker
+    /// is given the stalled time back instead of being declared lost.
     pub async fn expire_loop(&self, period: Duration) {
         let mut tick = tokio::time::interval(period);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut last = Instant::now();
         while !self.is_finished() {
             tick.tick().await;
+            let now = Instant::now();
+            let late = (now - last).saturating_sub(period);
+            last = now;
+            if late > self.config.heartbeat {
+                tracing::warn!(stalled = ?late, "the coordinator was stalled; leases extended");
+                self.pardon(late);
+                continue;
+            }
             self.expire();
+        }
+    }
+
+    /// Give every lease and worker `stalled` more time.
+    fn pardon(&self, stalled: Duration) {
+        let now = Instant::now();
+        let mut st = self.state.lock().unwrap();
+        for l in st.leases.values_mut() {
+            l.deadline += stalled;
+        }
+        for w in st.workers.values_mut() {
+            w.last_seen = (w.last_seen + stalled).min(now);
         }
     }
 
@@ -573,6 +600,40 @@ mod tests {
             LeaseAnswer::Finished
         ));
         assert!(s.lease("stranger", Duration::ZERO).await.is_err());
+    }
+
+    /// A coordinator stalled longer than the lease ttl does not blame its
+    /// workers for the heartbeats it could not hear; silence it does hear
+    /// still loses them.
+    #[tokio::test(start_paused = true)]
+    async fn a_stalled_coordinator_does_not_lose_its_workers() {
+        let s = std::sync::Arc::new(Scheduler::new(config(), 1));
+        let w = s.register("test", 1, 1, 1 << 30);
+        let attempt = {
+            let s = s.clone();
+            tokio::spawn(async move { s.attempt(&seed()).await })
+        };
+        let g = grant(&s, &w).await;
+        let expiring = {
+            let s = s.clone();
+            tokio::spawn(async move { s.expire_loop(Duration::from_millis(250)).await })
+        };
+        tokio::task::yield_now().await;
+        // A stall of 12 s (the ttl is 10 s): time jumps, no tick between.
+        tokio::time::advance(Duration::from_secs(12)).await;
+        for _ in 0..8 {
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+        assert_eq!(s.counters().leases_expired, 0, "lost to a stall");
+        assert_eq!(s.heartbeat(&w, &[g.lease], 0).unwrap().0, vec![]);
+        // Silence heard as it passes: the lease lapses.
+        for _ in 0..48 {
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+        assert_eq!(s.counters().leases_expired, 1);
+        assert!(attempt.await.unwrap().is_err());
+        s.finish();
+        expiring.await.unwrap();
     }
 
     #[test]

@@ -68,6 +68,10 @@ pub struct WorkerEntry {
     pub slots: u32,
     /// Seconds since its last call, when the snapshot was taken.
     pub last_seen_seconds: f64,
+    /// Heard from lately, silent (missed heartbeats) or lost (its leases
+    /// lapsed and went back to the queue).
+    #[serde(default)]
+    pub health: WorkerHealth,
     /// Keys of the tasks it holds.
     pub tasks: Vec<String>,
     /// Tasks it completed.
@@ -80,6 +84,20 @@ pub struct WorkerEntry {
     /// Its peak resident memory so far, as it last reported.
     #[serde(default)]
     pub peak_rss_bytes: u64,
+}
+
+/// Whether a worker is heard from, as `status` shows it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WorkerHealth {
+    /// Heard from within two heartbeat intervals.
+    #[default]
+    Alive,
+    /// Missed heartbeats, but not yet for the lease ttl.
+    Silent,
+    /// Silent for the lease ttl or longer: its leases lapsed and its tasks
+    /// went to other workers.
+    Lost,
 }
 
 /// Counters since the coordinator started.
@@ -115,6 +133,11 @@ pub(super) struct Overall {
     estimated: bool,
     /// States of committed (or found committed) enumerate and solve tasks.
     done: u64,
+    /// Whether the last layer is counted (the total is exact).
+    complete: bool,
+    /// The highest percentage shown so far: what is shown never goes back
+    /// when a layer turns out larger than its estimate.
+    shown: f64,
 }
 
 /// The job's progress as a whole.
@@ -123,10 +146,26 @@ pub struct OverallProgress {
     /// Work done: states enumerated plus states solved.
     pub done: u64,
     /// All the job's work: twice its states (estimated for layers not
-    /// enumerated yet); 0 when no estimate is known.
+    /// enumerated yet); 0 while neither known nor estimated.
     pub total: u64,
     /// Whether `total` still holds estimates.
     pub estimated: bool,
+    /// Percent of the whole job done, never lower than an earlier figure;
+    /// None while the job's size is neither known nor estimated (larger
+    /// 3x3 games in their forward pass).
+    #[serde(default)]
+    pub percent: Option<f64>,
+}
+
+impl OverallProgress {
+    /// Seconds left at `rate` states per second; None ("unknown") while
+    /// the job's size is unknown, at no rate, or when the estimate is used
+    /// up with work still left (a layer larger than estimated): an ETA of
+    /// zero would then be a lie.
+    pub fn eta_seconds(&self, rate: f64) -> Option<f64> {
+        let left = self.total.checked_sub(self.done).filter(|&l| l > 0)?;
+        (self.percent.is_some() && rate > 0.0).then(|| left as f64 / rate)
+    }
 }
 
 /// A copy of the scheduler's state at one instant.
@@ -221,17 +260,33 @@ impl Scheduler {
         if last {
             st.overall.layers.retain(|&s, _| s <= sum);
             st.overall.estimated = false;
+            st.overall.complete = true;
         }
     }
 
-    /// The job's progress as a whole.
+    /// The job's progress as a whole. Without an estimate, the layers
+    /// counted so far are no total: the job's size stays unknown (0) until
+    /// the last layer is counted.
     pub fn overall(&self) -> OverallProgress {
-        let st = self.state.lock().unwrap();
-        let total = 2 * st.overall.layers.values().sum::<u64>();
+        let mut st = self.state.lock().unwrap();
+        let o = &mut st.overall;
+        let total = if o.estimated || o.complete {
+            2 * o.layers.values().sum::<u64>()
+        } else {
+            0
+        };
+        let done = if total > 0 { o.done.min(total) } else { o.done };
+        let percent = (total > 0).then(|| {
+            // An estimate used up is not the end: 100% waits for the real size.
+            let cap = if o.complete { 100.0 } else { 99.9 };
+            o.shown = (100.0 * done as f64 / total as f64).min(cap).max(o.shown);
+            o.shown
+        });
         OverallProgress {
-            done: st.overall.done.min(total),
+            done,
             total,
-            estimated: st.overall.estimated,
+            estimated: o.estimated,
+            percent,
         }
     }
 
@@ -316,6 +371,15 @@ impl Scheduler {
                 threads: w.threads,
                 slots: w.slots,
                 last_seen_seconds: (now - w.last_seen).as_secs_f64(),
+                // Lost once its leases have lapsed (the expiry runs every
+                // quarter second), so a lost worker never holds a task.
+                health: match now - w.last_seen {
+                    d if d > self.config.ttl && !holding.contains_key(id.as_str()) => {
+                        WorkerHealth::Lost
+                    }
+                    d if d > self.config.heartbeat * 2 => WorkerHealth::Silent,
+                    _ => WorkerHealth::Alive,
+                },
                 tasks: holding.get(id.as_str()).cloned().unwrap_or_default(),
                 completed: w.completed,
                 alive: now - w.last_seen <= self.config.ttl,
@@ -323,8 +387,10 @@ impl Scheduler {
                 peak_rss_bytes: w.peak_rss_bytes,
             })
             .collect();
+        // Up to now, not to the last completion: a job that stalls (its
+        // worker gone) sees its rate fall and its ETA grow.
         let rate = match (st.samples.front(), st.samples.back()) {
-            (Some(a), Some(b)) if b.0 > a.0 => (b.1 - a.1) as f64 / (b.0 - a.0).as_secs_f64(),
+            (Some(a), Some(b)) if b.0 > a.0 => (b.1 - a.1) as f64 / (now - a.0).as_secs_f64(),
             _ => 0.0,
         };
         Snapshot {
@@ -335,5 +401,125 @@ impl Scheduler {
             queued: st.queue.len(),
             leased: st.leases.len(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scheduler::LeaseConfig;
+
+    /// A committed enumerate or solve task of `states` states.
+    fn commit(s: &Scheduler, key: &str, stage: &str, states: u64) {
+        s.state.lock().unwrap().tasks.insert(
+            key.to_string(),
+            TaskEntry {
+                key: key.to_string(),
+                phase: if stage == "solve" {
+                    Phase::Solve
+                } else {
+                    Phase::Enumerate
+                },
+                stage: stage.to_string(),
+                part: None,
+                chunk: None,
+                states,
+                state: TaskState::Pending,
+                attempts: 1,
+                last_error: None,
+            },
+        );
+        s.done(key, states, false);
+    }
+
+    /// Play `layers` (tile sum -> real states) forward, counting each layer
+    /// once enumerated, then backward; every snapshot's percentage as
+    /// printed (one decimal) and its ETA at 1000 states/s.
+    fn run(s: &Scheduler, layers: &[(u32, u64)]) -> Vec<(Option<String>, Option<f64>, u64)> {
+        let mut seen = Vec::new();
+        let mut look = |s: &Scheduler| {
+            let o = s.overall();
+            let left = o.total.saturating_sub(o.done);
+            seen.push((
+                o.percent.map(|p| format!("{p:.1}")),
+                o.eta_seconds(1000.0),
+                left,
+            ));
+        };
+        for (i, &(sum, states)) in layers.iter().enumerate() {
+            commit(s, &format!("enumerate-{sum}"), "enumerate", states);
+            look(s);
+            s.layer_counted(sum, states, i + 1 == layers.len());
+            look(s);
+        }
+        for &(sum, states) in layers.iter().rev() {
+            commit(s, &format!("solve-{sum}"), "solve", states);
+            look(s);
+        }
+        seen
+    }
+
+    fn never_back_and_no_false_zero(seen: &[(Option<String>, Option<f64>, u64)]) {
+        let shown: Vec<f64> = seen
+            .iter()
+            .filter_map(|(p, _, _)| p.as_ref().map(|p| p.parse().unwrap()))
+            .collect();
+        for w in shown.windows(2) {
+            assert!(w[0] <= w[1], "the percentage went back: {seen:?}");
+        }
+        for (p, eta, _) in seen {
+            assert!(
+                eta.is_none_or(|e| e > 0.0),
+                "an ETA of 0 with work left: {seen:?}"
+            );
+            assert!(eta.is_none() || p.is_some(), "an ETA of an unknown size");
+        }
+        assert_eq!(shown.last(), Some(&100.0));
+    }
+
+    /// Larger 3x3 games have no estimate: in the forward pass the layers
+    /// counted so far are no total, so no percentage and no ETA (once they
+    /// showed ~50% going back and forth, and an ETA of 0 s with the
+    /// forward pass half done).
+    #[tokio::test(start_paused = true)]
+    async fn without_an_estimate_the_size_is_unknown_until_the_last_layer() {
+        let s = Scheduler::new(LeaseConfig::default(), 1);
+        let layers = [(4, 10), (6, 30), (8, 90), (10, 60)];
+        let seen = run(&s, &layers);
+        let forward = &seen[..2 * layers.len() - 1];
+        assert!(
+            forward
+                .iter()
+                .all(|(p, eta, _)| p.is_none() && eta.is_none()),
+            "{forward:?}"
+        );
+        // Once the last layer is counted: 190 of 380, then up to the end.
+        assert_eq!(seen[2 * layers.len() - 1].0.as_deref(), Some("50.0"));
+        assert_eq!(seen[2 * layers.len() - 1].1, Some(0.19));
+        never_back_and_no_false_zero(&seen);
+    }
+
+    /// An estimate below the real counts: each layer counted raises the
+    /// total, and the percentage holds instead of going back; with the
+    /// estimate used up and work left, the ETA is unknown, not 0.
+    #[tokio::test(start_paused = true)]
+    async fn a_low_estimate_never_sends_the_percentage_back() {
+        let s = Scheduler::new(LeaseConfig::default(), 1);
+        s.set_estimate([(4, 10), (6, 10), (8, 10)].into_iter().collect());
+        let seen = run(&s, &[(4, 10), (6, 60), (8, 50)]);
+        never_back_and_no_false_zero(&seen);
+        assert_eq!(seen[0].0.as_deref(), Some("16.7"));
+        // The second layer's 60 states use the estimate up (70 of 60 done):
+        // 99.9% (never 100 before the end) and no ETA, not "ETA 0s".
+        assert_eq!(seen[2], (Some("99.9".into()), None, 0));
+        // Counted, they raise the total to 160: raw, 43.8%; shown, held.
+        assert_eq!(seen[3].0.as_deref(), Some("99.9"));
+        assert_eq!(seen[3].2, 90, "work is left");
+        assert_eq!(seen[3].1, Some(0.09));
+        assert!(
+            seen.iter()
+                .any(|(_, eta, left)| eta.is_none() && *left == 0),
+            "the estimate used up with work left: {seen:?}"
+        );
     }
 }

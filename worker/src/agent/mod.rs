@@ -301,7 +301,17 @@ async fn session(
                 lease_ids: ids,
                 peak_rss_bytes: peak_rss_bytes(),
             };
-            match shared.client.clone().heartbeat(req).await {
+            // A call that hangs must not hold up the next heartbeats: the
+            // coordinator counts silence, and a few missed ones make the
+            // worker lost.
+            let mut client = shared.client.clone();
+            let call = tokio::time::timeout(every * 2, client.heartbeat(req));
+            let answer = call.await.unwrap_or_else(|_| {
+                Err(tonic::Status::deadline_exceeded(
+                    "the heartbeat got no answer in time",
+                ))
+            });
+            match answer {
                 Ok(r) => {
                     shared.reachable();
                     attempt = 0;
