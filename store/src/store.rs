@@ -210,14 +210,22 @@ fn cause_of(e: &object_store::Error, in_body: bool) -> Option<Cause> {
         None if text.contains("InternalError") => return Some(Cause::ServerError),
         None => {}
     }
+    // reqwest's and hyper's words for a body that ended early (some
+    // answers' bodies are read before object_store returns).
+    let body = in_body
+        || [
+            "error reading a body from connection",
+            "request or response body error",
+            "error decoding response body",
+        ]
+        .iter()
+        .any(|m| text.contains(m));
     match kind? {
         HttpErrorKind::Timeout => Some(Cause::Timeout),
-        HttpErrorKind::Connect | HttpErrorKind::Request | HttpErrorKind::Interrupted
-            if !in_body =>
-        {
+        _ if body => Some(Cause::ShortBody),
+        HttpErrorKind::Connect | HttpErrorKind::Request | HttpErrorKind::Interrupted => {
             Some(Cause::Reset)
         }
-        _ if in_body => Some(Cause::ShortBody),
         _ => None,
     }
 }
@@ -659,7 +667,7 @@ impl Store {
                 .list(prefix)
                 .try_collect()
                 .await
-                .map_err(Attempt::body)?;
+                .map_err(Attempt::answer)?;
             self.requests
                 .request(Op::List, metas.len() as u64 / LIST_PAGE);
             Ok(metas)

@@ -10,6 +10,7 @@ mod cli;
 mod cluster;
 mod deploy;
 mod evaluate;
+mod faulty_s3;
 mod figures;
 mod full;
 mod house;
