@@ -52,7 +52,8 @@ pub const PUT_LIST_PRICE_PER_1000: f64 = 0.005;
 pub const GET_PRICE_PER_1000: f64 = 0.0004;
 
 /// What the request figures rest on.
-pub const REQUESTS_NOTE: &str = "store requests: measured requests a chunk (forward 12.4, backward \
+pub const REQUESTS_NOTE: &str =
+    "store requests: measured requests a chunk (forward 12.4, backward \
      18.9, retries excluded; 3x3 to 1024 and 4x4 to 16 at the default chunk size), priced at S3 \
      Standard us-east-1 list prices ($0.005 a 1000 PUT/LIST, $0.0004 a 1000 GET, DELETE free); \
      a faulty store adds its retries";
