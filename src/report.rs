@@ -35,6 +35,10 @@ pub fn print_summary(
     };
     let mut text = String::new();
     let per_state = |b: u64| b as f64 / summary.states.max(1) as f64;
+    let (req_e, req_s) = (
+        summary.store_requests(Phase::Enumerate),
+        summary.store_requests(Phase::Solve),
+    );
     if json {
         let out = serde_json::json!({
             "board": game.n,
@@ -60,6 +64,15 @@ pub fn print_summary(
             "bytes_read": {
                 "enumerate": summary.bytes_read(Phase::Enumerate),
                 "solve": summary.bytes_read(Phase::Solve),
+            },
+            "store_requests": {
+                "enumerate": req_e,
+                "solve": req_s,
+                "total": req_e.plus(&req_s),
+                "per_state": {
+                    "enumerate": per_state(req_e.requests.total()),
+                    "solve": per_state(req_s.requests.total()),
+                },
             },
             "stages": summary.stage_kinds(),
         });
@@ -134,6 +147,14 @@ pub fn print_summary(
             per_state(read_e),
             read_s as f64 / (1 << 20) as f64,
             per_state(read_s)
+        );
+        let _ = writeln!(
+            text,
+            "  store requests: enumerate {} ({:.4}/state); solve {} ({:.4}/state)",
+            req_e.line(),
+            per_state(req_e.requests.total()),
+            req_s.line(),
+            per_state(req_s.requests.total())
         );
         let tails: Vec<String> = summary
             .stage_kinds()

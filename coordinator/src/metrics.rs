@@ -93,6 +93,37 @@ pub fn render(scheduler: &Scheduler) -> String {
         "Bytes workers read from the store (not from their caches).",
         &[("", c.bytes_read as f64)],
     );
+    let r = &c.store_requests;
+    metric(
+        "store_requests_total",
+        "counter",
+        "Store requests (retries included) of the tasks and the coordinator, by operation.",
+        &[
+            ("{op=\"get\"}", r.requests.get as f64),
+            ("{op=\"put\"}", r.requests.put as f64),
+            ("{op=\"list\"}", r.requests.list as f64),
+            ("{op=\"delete\"}", r.requests.delete as f64),
+            ("{op=\"head\"}", r.requests.head as f64),
+        ],
+    );
+    metric(
+        "store_retries_total",
+        "counter",
+        "Store requests retried, by cause.",
+        &[
+            ("{cause=\"slow_down\"}", r.causes.slow_down as f64),
+            ("{cause=\"server_error\"}", r.causes.server_error as f64),
+            ("{cause=\"reset\"}", r.causes.reset as f64),
+            ("{cause=\"timeout\"}", r.causes.timeout as f64),
+            ("{cause=\"short_body\"}", r.causes.short_body as f64),
+        ],
+    );
+    metric(
+        "store_backoff_seconds_total",
+        "counter",
+        "Seconds spent waiting between attempts at store requests.",
+        &[("", r.backoff_seconds)],
+    );
     metric(
         "states_done_total",
         "counter",

@@ -8,6 +8,7 @@ use solve2048_core::chunk::FORMAT_VERSION;
 use solve2048_core::task::{AttemptId, Failure, FailureKind, TaskOutput};
 use solve2048_proto as pb;
 use solve2048_proto::coordinator_server::{Coordinator, CoordinatorServer};
+use solve2048_store::RequestCounts;
 use tonic::service::interceptor::InterceptedService;
 use tonic::{Request, Response, Status};
 
@@ -171,19 +172,33 @@ impl Coordinator for Service {
                 return Err(Status::invalid_argument(format!("unreadable output: {e}")));
             }
         };
-        let reply =
-            match scheduler.complete(&r.worker_id, lease, output, r.bytes_read, r.bytes_written) {
-                Ok(()) => pb::CompleteReply {
-                    accepted: true,
-                    reason: String::new(),
-                    delete_outputs: false,
-                },
-                Err(refused) => pb::CompleteReply {
-                    accepted: false,
-                    reason: refused.reason,
-                    delete_outputs: refused.outputs_unreferenced,
-                },
-            };
+        // Counts are figures, not results: unreadable ones count as none.
+        let requests = match r.store_requests_json.as_str() {
+            "" => RequestCounts::default(),
+            json => serde_json::from_str(json).unwrap_or_else(|e| {
+                tracing::warn!(error = %e, "unreadable store request counts ignored");
+                RequestCounts::default()
+            }),
+        };
+        let reply = match scheduler.complete(
+            &r.worker_id,
+            lease,
+            output,
+            r.bytes_read,
+            r.bytes_written,
+            requests,
+        ) {
+            Ok(()) => pb::CompleteReply {
+                accepted: true,
+                reason: String::new(),
+                delete_outputs: false,
+            },
+            Err(refused) => pb::CompleteReply {
+                accepted: false,
+                reason: refused.reason,
+                delete_outputs: refused.outputs_unreferenced,
+            },
+        };
         Ok(Response::new(reply))
     }
 

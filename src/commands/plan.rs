@@ -164,6 +164,12 @@ fn render_plan(p: &solve2048_coordinator::capacity::Plan) -> String {
         human::bytes(s.values_bytes),
         human::bytes(s.policy_bytes)
     );
+    let r = &p.store_requests;
+    let _ = writeln!(
+        o,
+        "store requests: {} (enumerate {}, solve {}; {} chunks), about ${:.2} at S3 list prices",
+        r.total, r.enumerate.total, r.solve.total, r.chunks, r.price_usd
+    );
     let d = &p.duration;
     let _ = writeln!(
         o,

@@ -138,6 +138,7 @@ pub fn render_status(doc: &JobStatus, all: bool) -> String {
         c.bytes_read as f64 / (1 << 20) as f64,
         c.bytes_written as f64 / (1 << 20) as f64
     );
+    let _ = writeln!(out, "store: {}", c.store_requests.line());
     let _ = writeln!(
         out,
         "\n{:<10} {:>6} {:>8} {:>8} {:>7} {:>7} {:>7} {:>14} {:>14}",

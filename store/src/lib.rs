@@ -6,6 +6,7 @@
 //! - [`store`]: [`Store`], a local directory or an S3 bucket opened read-write
 //!   or read-only: atomic puts, JSON records, deletes and lists, retries, and
 //!   counts of the bytes read and written.
+//! - [`requests`]: counts of the requests a store makes, retries by cause.
 //! - [`record`]: checksummed JSON records (every metadata object).
 //! - [`verified`]: chunk reads that verify each object and name the one they
 //!   reject.
@@ -17,8 +18,10 @@ pub mod cache;
 pub mod check;
 pub mod layout;
 pub mod record;
+pub mod requests;
 pub mod store;
 pub mod verified;
 
 pub use cache::ChunkCache;
+pub use requests::RequestCounts;
 pub use store::{Access, Store, StoreError};

@@ -9,32 +9,50 @@
 //! whole one, never a torn write. Readers verify each chunk's header and
 //! checksums and name the object they reject.
 //!
-//! Retries: object_store retries S3 gets, lists and puts through transient
-//! errors (timeouts, 5xx, refused or reset connections) for up to five
-//! minutes, but not deletes (S3's DELETE is not flagged idempotent there);
-//! deleting is idempotent here, so [`Store::delete`] retries itself for the
-//! same five minutes.
+//! Retries: on S3 every request is retried here, in one place (object_store's
+//! own retries are off), when it fails transiently: 503 `SlowDown`, other
+//! 5xx answers, refused or reset connections, stalls past
+//! `SOLVE2048_S3_STALL_TIMEOUT` seconds (default 20) without a byte, and
+//! bodies cut short (a GET's bytes must number what was announced). Each
+//! attempt backs off exponentially (0.2 s doubling to 15 s, jittered) for up
+//! to `SOLVE2048_S3_RETRY_TIMEOUT` seconds (default 300), so a server restart
+//! only pauses the job; past that the error names the store, the operation,
+//! the object and the cause ([`StoreError::GaveUp`]). Every request and retry
+//! is counted ([`crate::requests`]), on local stores as well (never retried).
 
+use std::future::Future;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use futures::TryStreamExt;
-use object_store::aws::AmazonS3;
-use object_store::aws::AmazonS3Builder;
+use object_store::aws::{AmazonS3, AmazonS3Builder, AmazonS3ConfigKey};
 use object_store::local::LocalFileSystem;
 use object_store::path::Path as ObjectPath;
 use object_store::prefix::PrefixStore;
-use object_store::{BackoffConfig, RetryConfig, WriteMultipart};
-use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
+use object_store::{BackoffConfig, ClientConfigKey, GetOptions, GetRange, RetryConfig};
+use object_store::{ObjectStore, ObjectStoreExt, PutPayload, WriteMultipart};
 use solve2048_core::chunk::FormatError;
 
 use crate::cache::ChunkCache;
+use crate::requests::{Cause, Counters, Op, RequestCounts};
 
-/// How long a failing delete is retried before the error stands.
-const DELETE_RETRY_FOR: Duration = Duration::from_secs(300);
+/// Seconds a failing S3 request is retried before the error stands.
+pub const RETRY_TIMEOUT_VAR: &str = "SOLVE2048_S3_RETRY_TIMEOUT";
+
+/// Seconds without a byte from S3 before a request is abandoned and retried.
+pub const STALL_TIMEOUT_VAR: &str = "SOLVE2048_S3_STALL_TIMEOUT";
+
+/// The first wait between attempts; it doubles up to [`MAX_BACKOFF`].
+const FIRST_BACKOFF: Duration = Duration::from_millis(200);
+
+/// The longest wait between attempts.
+const MAX_BACKOFF: Duration = Duration::from_secs(15);
+
+/// Objects a list page holds (S3's page size).
+const LIST_PAGE: u64 = 1000;
 
 /// Objects at least this large are uploaded in parts.
 const MULTIPART_FROM: usize = 32 << 20;
@@ -115,31 +133,159 @@ fn open_local(dir: &str, access: Access) -> Result<LocalFileSystem, String> {
     LocalFileSystem::new_with_prefix(path).map_err(|e| e.to_string())
 }
 
+/// Seconds from the environment variable `var` (a positive number), or
+/// `default`.
+fn seconds_from_env(var: &str, default: f64) -> Result<Duration, String> {
+    match std::env::var(var) {
+        Err(_) => Ok(Duration::from_secs_f64(default)),
+        Ok(v) => match v.trim().parse::<f64>() {
+            Ok(s) if s > 0.0 && s.is_finite() => Ok(Duration::from_secs_f64(s)),
+            _ => Err(format!("{var}={v}: expected a positive number of seconds")),
+        },
+    }
+}
+
 /// An S3 bucket (and prefix), from `BUCKET/PREFIX` and the `AWS_*`
-/// environment. Transient errors (timeouts, 5xx, refused connections) are
-/// retried with exponential backoff for up to five minutes per request, so a
-/// server restart only pauses the job.
-fn open_s3(rest: &str) -> Result<PrefixStore<AmazonS3>, String> {
+/// environment, and how long its failing requests are retried. object_store
+/// retries nothing itself: [`Store`] does (see the module docs), and a
+/// request that stalls [`STALL_TIMEOUT_VAR`] seconds fails so that it can.
+fn open_s3(rest: &str) -> Result<(PrefixStore<AmazonS3>, Duration), String> {
     let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
     if bucket.is_empty() {
         return Err("no bucket: use s3://BUCKET/PREFIX".into());
     }
+    let retry_for = seconds_from_env(RETRY_TIMEOUT_VAR, 300.0)?;
+    let stall = seconds_from_env(STALL_TIMEOUT_VAR, 20.0)?;
     let retry = RetryConfig {
-        backoff: BackoffConfig {
-            init_backoff: Duration::from_millis(200),
-            max_backoff: Duration::from_secs(15),
-            base: 2.0,
-        },
-        max_retries: 40,
-        retry_timeout: Duration::from_secs(300),
+        backoff: BackoffConfig::default(),
+        max_retries: 0,
+        retry_timeout: retry_for,
     };
     let s3 = AmazonS3Builder::from_env()
         .with_bucket_name(bucket)
         .with_retry(retry)
+        .with_config(
+            AmazonS3ConfigKey::Client(ClientConfigKey::ReadTimeout),
+            format!("{}ms", stall.as_millis().max(1)),
+        )
         .build()
         // object_store's messages name settings, never secret values.
         .map_err(|e| e.to_string())?;
-    Ok(PrefixStore::new(s3, prefix.trim_end_matches('/')))
+    Ok((
+        PrefixStore::new(s3, prefix.trim_end_matches('/')),
+        retry_for,
+    ))
+}
+
+/// Why a transient failure is one: the cause of a failed attempt, or None
+/// when retrying cannot help (missing object, refused credentials, a local
+/// disk error...). `in_body`: it came while reading a response's body.
+fn cause_of(e: &object_store::Error, in_body: bool) -> Option<Cause> {
+    use object_store::client::{HttpError, HttpErrorKind};
+    if !matches!(e, object_store::Error::Generic { .. }) {
+        return None;
+    }
+    let mut text = String::new();
+    let mut kind = None;
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(x) = cur {
+        if let Some(h) = x.downcast_ref::<HttpError>() {
+            kind.get_or_insert(h.kind());
+        }
+        text += &x.to_string();
+        text.push('\n');
+        cur = x.source();
+    }
+    // object_store names an error answer's status only in its message.
+    let status = text
+        .split("status code: ")
+        .nth(1)
+        .and_then(|t| t.get(..3))
+        .and_then(|t| t.parse::<u16>().ok());
+    match status {
+        Some(503) => return Some(Cause::SlowDown),
+        Some(500..=599) => return Some(Cause::ServerError),
+        Some(_) => return None,
+        None if text.contains("SlowDown") => return Some(Cause::SlowDown),
+        None if text.contains("InternalError") => return Some(Cause::ServerError),
+        None => {}
+    }
+    // reqwest's and hyper's words for a body that ended early (some
+    // answers' bodies are read before object_store returns).
+    let body = in_body
+        || [
+            "error reading a body from connection",
+            "request or response body error",
+            "error decoding response body",
+        ]
+        .iter()
+        .any(|m| text.contains(m));
+    match kind? {
+        HttpErrorKind::Timeout => Some(Cause::Timeout),
+        _ if body => Some(Cause::ShortBody),
+        HttpErrorKind::Connect | HttpErrorKind::Request | HttpErrorKind::Interrupted => {
+            Some(Cause::Reset)
+        }
+        _ => None,
+    }
+}
+
+/// A failed attempt at a request.
+struct Attempt {
+    source: object_store::Error,
+    /// Why it may succeed when tried again; None: it will not.
+    cause: Option<Cause>,
+}
+
+impl Attempt {
+    /// Failed before the answer's body.
+    fn answer(source: object_store::Error) -> Attempt {
+        let cause = cause_of(&source, false);
+        Attempt { source, cause }
+    }
+
+    /// Failed while reading the answer's body.
+    fn body(source: object_store::Error) -> Attempt {
+        let cause = cause_of(&source, true);
+        Attempt { source, cause }
+    }
+
+    /// A body of `got` bytes where `expected` were announced.
+    fn short(got: u64, expected: u64) -> Attempt {
+        Attempt {
+            source: object_store::Error::Generic {
+                store: "S3",
+                source: format!("body of {got} bytes where {expected} were announced").into(),
+            },
+            cause: Some(Cause::ShortBody),
+        }
+    }
+}
+
+/// How a request finally failed: with an error retrying cannot help (the
+/// caller names it), or after retrying until the deadline.
+enum Failed {
+    Final(object_store::Error),
+    GaveUp(StoreError),
+}
+
+impl Failed {
+    /// The error to report: `name` names a final one.
+    fn or(self, name: impl FnOnce(object_store::Error) -> StoreError) -> StoreError {
+        match self {
+            Failed::Final(e) => name(e),
+            Failed::GaveUp(e) => e,
+        }
+    }
+}
+
+/// A random factor in [0.5, 1.5) that spreads the retries of many clients.
+fn jitter() -> f64 {
+    use std::hash::{BuildHasher, Hasher};
+    static N: AtomicU64 = AtomicU64::new(0);
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(N.fetch_add(1, Ordering::Relaxed));
+    0.5 + (h.finish() >> 11) as f64 / (1u64 << 53) as f64
 }
 
 /// Errors reading or writing the store.
@@ -191,6 +337,26 @@ pub enum StoreError {
         /// Why.
         reason: String,
     },
+    /// A request failed transiently until the retry deadline.
+    #[error("store {location}: {op} {object} failed {attempts} times in {seconds:.1} s, the last with {cause} (retried for up to {RETRY_TIMEOUT_VAR}={limit} s): {source}")]
+    GaveUp {
+        /// The store.
+        location: String,
+        /// The operation.
+        op: Op,
+        /// The object (a prefix ending in `/` for a list).
+        object: String,
+        /// Attempts made.
+        attempts: u32,
+        /// Seconds from the first attempt.
+        seconds: f64,
+        /// The last failure's cause.
+        cause: Cause,
+        /// The retry deadline, seconds.
+        limit: f64,
+        /// The last failure.
+        source: object_store::Error,
+    },
     /// A write to a store opened read-only.
     #[error("cannot write {object}: store {location} is opened read-only")]
     ReadOnly {
@@ -209,6 +375,9 @@ pub struct Store {
     access: Access,
     written: Arc<AtomicU64>,
     read: Arc<AtomicU64>,
+    requests: Arc<Counters>,
+    /// How long a transiently failing request is retried (S3); None: never.
+    retry_for: Option<Duration>,
     pub(crate) cache: Option<Arc<ChunkCache>>,
 }
 
@@ -223,15 +392,21 @@ impl Store {
             location: location.to_string(),
             reason,
         };
-        let inner: Arc<dyn ObjectStore> = match location.split_once("://") {
-            Some(("s3", rest)) => Arc::new(open_s3(rest).map_err(open_err)?),
-            Some(("file", dir)) => Arc::new(open_local(dir, access).map_err(open_err)?),
+        let (inner, retry_for): (Arc<dyn ObjectStore>, _) = match location.split_once("://") {
+            Some(("s3", rest)) => {
+                let (s3, retry_for) = open_s3(rest).map_err(open_err)?;
+                (Arc::new(s3), Some(retry_for))
+            }
+            Some(("file", dir)) => (Arc::new(open_local(dir, access).map_err(open_err)?), None),
             Some((scheme, _)) => {
                 return Err(open_err(format!(
                     "the {scheme}:// scheme is not supported; use a local directory or s3://BUCKET/PREFIX"
                 )))
             }
-            None => Arc::new(open_local(location, access).map_err(open_err)?),
+            None => (
+                Arc::new(open_local(location, access).map_err(open_err)?),
+                None,
+            ),
         };
         Ok(Store {
             inner,
@@ -239,6 +414,8 @@ impl Store {
             access,
             written: Arc::new(AtomicU64::new(0)),
             read: Arc::new(AtomicU64::new(0)),
+            requests: Arc::new(Counters::default()),
+            retry_for,
             cache: None,
         })
     }
@@ -249,6 +426,7 @@ impl Store {
         Store {
             written: Arc::new(AtomicU64::new(0)),
             read: Arc::new(AtomicU64::new(0)),
+            requests: Arc::new(Counters::default()),
             ..self.clone()
         }
     }
@@ -279,6 +457,52 @@ impl Store {
         self.read.swap(0, Ordering::Relaxed)
     }
 
+    /// Requests made (and retried) since the last call.
+    pub fn take_requests(&self) -> RequestCounts {
+        self.requests.take()
+    }
+
+    /// Run `attempt` (one request of `op` on `object`) until it succeeds,
+    /// fails for good, or has failed transiently for the retry deadline,
+    /// counting each request and retry.
+    async fn retrying<T, F, Fut>(&self, op: Op, object: &str, mut attempt: F) -> Result<T, Failed>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, Attempt>>,
+    {
+        let start = Instant::now();
+        let mut backoff = FIRST_BACKOFF;
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            self.requests.request(op, 1);
+            let failed = match attempt().await {
+                Ok(v) => return Ok(v),
+                Err(f) => f,
+            };
+            let (Some(cause), Some(limit)) = (failed.cause, self.retry_for) else {
+                return Err(Failed::Final(failed.source));
+            };
+            let wait = backoff.mul_f64(jitter());
+            if start.elapsed() + wait > limit {
+                return Err(Failed::GaveUp(StoreError::GaveUp {
+                    location: self.location.clone(),
+                    op,
+                    object: object.to_string(),
+                    attempts,
+                    seconds: start.elapsed().as_secs_f64(),
+                    cause,
+                    limit: limit.as_secs_f64(),
+                    source: failed.source,
+                }));
+            }
+            tracing::warn!(%op, object, %cause, error = %failed.source, ?wait, "store request failed; retrying");
+            self.requests.retry(op, cause, wait);
+            tokio::time::sleep(wait).await;
+            backoff = (backoff * 2).min(MAX_BACKOFF);
+        }
+    }
+
     fn writable(&self, object: &str) -> Result<(), StoreError> {
         match self.access {
             Access::ReadWrite => Ok(()),
@@ -297,41 +521,69 @@ impl Store {
         self.written
             .fetch_add(bytes.len() as u64, Ordering::Relaxed);
         let path = ObjectPath::from(object);
-        let err = |source| StoreError::Write {
+        let bytes = Bytes::from(bytes);
+        let name = |source| StoreError::Write {
             object: object.to_string(),
             source,
         };
         if bytes.len() < MULTIPART_FROM {
-            self.inner
-                .put(&path, PutPayload::from(bytes))
+            return self
+                .retrying(Op::Put, object, || async {
+                    self.inner
+                        .put(&path, PutPayload::from(bytes.clone()))
+                        .await
+                        .map(|_| ())
+                        .map_err(Attempt::answer)
+                })
                 .await
-                .map_err(err)?;
-            return Ok(());
+                .map_err(|f| f.or(name));
         }
-        let upload = self.inner.put_multipart(&path).await.map_err(err)?;
-        let mut parts = WriteMultipart::new_with_chunk_size(upload, PART_SIZE);
-        parts.write(&bytes);
-        parts.finish().await.map_err(err)?;
-        Ok(())
+        // The create, each part and the completion: one request each, an
+        // attempt being the whole upload again.
+        let parts = bytes.len().div_ceil(PART_SIZE) as u64;
+        self.retrying(Op::Put, object, || async {
+            self.requests.request(Op::Put, parts + 1);
+            let upload = self
+                .inner
+                .put_multipart(&path)
+                .await
+                .map_err(Attempt::answer)?;
+            let mut writer = WriteMultipart::new_with_chunk_size(upload, PART_SIZE);
+            writer.put(bytes.clone());
+            writer.finish().await.map(|_| ()).map_err(Attempt::answer)
+        })
+        .await
+        .map_err(|f| f.or(name))
     }
 
     /// Read a whole object, or `None` if it does not exist.
     pub async fn get(&self, object: &str) -> Result<Option<Bytes>, StoreError> {
-        match self.inner.get(&ObjectPath::from(object)).await {
-            Ok(r) => {
-                let bytes = r.bytes().await.map_err(|source| StoreError::Read {
+        let path = ObjectPath::from(object);
+        let got = self
+            .retrying(Op::Get, object, || async {
+                let r = match self.inner.get(&path).await {
+                    Ok(r) => r,
+                    Err(object_store::Error::NotFound { .. }) => return Ok(None),
+                    Err(e) => return Err(Attempt::answer(e)),
+                };
+                let expected = r.range.end - r.range.start;
+                let bytes = r.bytes().await.map_err(Attempt::body)?;
+                if bytes.len() as u64 != expected {
+                    return Err(Attempt::short(bytes.len() as u64, expected));
+                }
+                Ok(Some(bytes))
+            })
+            .await
+            .map_err(|f| {
+                f.or(|source| StoreError::Read {
                     object: object.to_string(),
                     source,
-                })?;
-                self.read.fetch_add(bytes.len() as u64, Ordering::Relaxed);
-                Ok(Some(bytes))
-            }
-            Err(object_store::Error::NotFound { .. }) => Ok(None),
-            Err(source) => Err(StoreError::Read {
-                object: object.to_string(),
-                source,
-            }),
+                })
+            })?;
+        if let Some(bytes) = &got {
+            self.read.fetch_add(bytes.len() as u64, Ordering::Relaxed);
         }
+        Ok(got)
     }
 
     /// Read bytes `[offset, offset + len)` of an object that must exist.
@@ -342,19 +594,36 @@ impl Store {
         len: u64,
     ) -> Result<Bytes, StoreError> {
         let path = ObjectPath::from(object);
-        match self.inner.get_range(&path, offset..offset + len).await {
-            Ok(bytes) => {
-                self.read.fetch_add(bytes.len() as u64, Ordering::Relaxed);
-                Ok(bytes)
-            }
-            Err(object_store::Error::NotFound { .. }) => Err(StoreError::Missing {
-                object: object.to_string(),
-            }),
-            Err(source) => Err(StoreError::Read {
-                object: object.to_string(),
-                source,
-            }),
-        }
+        let got = self
+            .retrying(Op::Get, object, || async {
+                let options = GetOptions {
+                    range: Some(GetRange::Bounded(offset..offset + len)),
+                    ..GetOptions::default()
+                };
+                let r = match self.inner.get_opts(&path, options).await {
+                    Ok(r) => r,
+                    Err(object_store::Error::NotFound { .. }) => return Ok(None),
+                    Err(e) => return Err(Attempt::answer(e)),
+                };
+                let expected = r.range.end - r.range.start;
+                let bytes = r.bytes().await.map_err(Attempt::body)?;
+                if bytes.len() as u64 != expected {
+                    return Err(Attempt::short(bytes.len() as u64, expected));
+                }
+                Ok(Some(bytes))
+            })
+            .await
+            .map_err(|f| {
+                f.or(|source| StoreError::Read {
+                    object: object.to_string(),
+                    source,
+                })
+            })?;
+        let bytes = got.ok_or_else(|| StoreError::Missing {
+            object: object.to_string(),
+        })?;
+        self.read.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+        Ok(bytes)
     }
 
     /// Read a whole object that must exist.
@@ -364,41 +633,59 @@ impl Store {
         })
     }
 
-    /// Delete an object (missing is fine), retrying failures for up to
-    /// [`DELETE_RETRY_FOR`] (see the module docs).
+    /// Delete an object (missing is fine; deleting is idempotent, so it is
+    /// retried like the other requests).
     pub async fn delete(&self, object: &str) -> Result<(), StoreError> {
         self.writable(object)?;
-        let start = std::time::Instant::now();
-        let mut backoff = Duration::from_millis(200);
-        loop {
-            match self.inner.delete(&ObjectPath::from(object)).await {
-                Ok(()) | Err(object_store::Error::NotFound { .. }) => return Ok(()),
-                Err(e) if start.elapsed() < DELETE_RETRY_FOR => {
-                    tracing::warn!(object, error = %e, ?backoff, "delete failed; retrying");
-                    tokio::time::sleep(backoff).await;
-                    backoff = (backoff * 2).min(Duration::from_secs(15));
-                }
-                Err(source) => {
-                    return Err(StoreError::Write {
-                        object: object.to_string(),
-                        source,
-                    })
-                }
+        let path = ObjectPath::from(object);
+        self.retrying(Op::Delete, object, || async {
+            match self.inner.delete(&path).await {
+                Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+                Err(e) => Err(Attempt::answer(e)),
             }
-        }
+        })
+        .await
+        .map_err(|f| {
+            f.or(|source| StoreError::Write {
+                object: object.to_string(),
+                source,
+            })
+        })
+    }
+
+    /// Every object under `prefix` (None: the whole store): one list
+    /// request a page.
+    async fn list_metas(
+        &self,
+        prefix: Option<&ObjectPath>,
+        shown: &str,
+    ) -> Result<Vec<object_store::ObjectMeta>, StoreError> {
+        let object = format!("{shown}/");
+        self.retrying(Op::List, &object, || async {
+            let metas: Vec<_> = self
+                .inner
+                .list(prefix)
+                .try_collect()
+                .await
+                .map_err(Attempt::answer)?;
+            self.requests
+                .request(Op::List, metas.len() as u64 / LIST_PAGE);
+            Ok(metas)
+        })
+        .await
+        .map_err(|f| {
+            f.or(|source| StoreError::Read {
+                object: object.clone(),
+                source,
+            })
+        })
     }
 
     /// Names of the objects under `prefix` (a folder such as `layers`).
     pub async fn list(&self, prefix: &str) -> Result<Vec<String>, StoreError> {
-        let metas: Vec<_> = self
-            .inner
-            .list(Some(&ObjectPath::from(prefix)))
-            .try_collect()
-            .await
-            .map_err(|source| StoreError::Read {
-                object: format!("{prefix}/"),
-                source,
-            })?;
+        let metas = self
+            .list_metas(Some(&ObjectPath::from(prefix)), prefix)
+            .await?;
         Ok(metas.into_iter().map(|m| m.location.to_string()).collect())
     }
 
@@ -406,15 +693,7 @@ impl Store {
     /// bytes.
     pub async fn list_sizes(&self, prefix: &str) -> Result<Vec<(String, u64)>, StoreError> {
         let path = (!prefix.is_empty()).then(|| ObjectPath::from(prefix));
-        let metas: Vec<_> =
-            self.inner
-                .list(path.as_ref())
-                .try_collect()
-                .await
-                .map_err(|source| StoreError::Read {
-                    object: format!("{prefix}/"),
-                    source,
-                })?;
+        let metas = self.list_metas(path.as_ref(), prefix).await?;
         Ok(metas
             .into_iter()
             .map(|m| (m.location.to_string(), m.size))
@@ -423,14 +702,21 @@ impl Store {
 
     /// Whether `object` exists.
     pub async fn exists(&self, object: &str) -> Result<bool, StoreError> {
-        match self.inner.head(&ObjectPath::from(object)).await {
-            Ok(_) => Ok(true),
-            Err(object_store::Error::NotFound { .. }) => Ok(false),
-            Err(source) => Err(StoreError::Read {
+        let path = ObjectPath::from(object);
+        self.retrying(Op::Head, object, || async {
+            match self.inner.head(&path).await {
+                Ok(_) => Ok(true),
+                Err(object_store::Error::NotFound { .. }) => Ok(false),
+                Err(e) => Err(Attempt::answer(e)),
+            }
+        })
+        .await
+        .map_err(|f| {
+            f.or(|source| StoreError::Read {
                 object: object.to_string(),
                 source,
-            }),
-        }
+            })
+        })
     }
 
     /// Set `object` aside: its bytes go to `quarantine/<object>`, the reason

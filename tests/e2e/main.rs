@@ -12,6 +12,7 @@ mod cluster;
 mod deploy;
 mod evaluate;
 mod export;
+mod faulty_s3;
 mod figures;
 mod full;
 mod house;

@@ -27,10 +27,10 @@ use crate::reference::solved;
 const KEY: &str = "GK2048a11ce5ec7e7000000001";
 const SECRET: &str = "dd3238e70c2f459cd2de3d7499b3e2d248b60eccf552710325ca051fe132fc73";
 const REGION: &str = "us-east-1";
-const BUCKET: &str = "jobs";
+pub(crate) const BUCKET: &str = "jobs";
 const TOKEN: &str = "s3-test-token-0123456789";
-const GAME: [&str; 4] = ["--board", "3", "--target", "256"];
-const CHUNKS: [&str; 2] = ["--chunk-size", "20000"];
+pub(crate) const GAME: [&str; 4] = ["--board", "3", "--target", "256"];
+pub(crate) const CHUNKS: [&str; 2] = ["--chunk-size", "20000"];
 const LEASES: [&str; 4] = ["--lease-seconds", "10", "--heartbeat-seconds", "0.5"];
 
 /// The S3 server implementations the suite runs against.
@@ -70,7 +70,7 @@ impl Kind {
 
 /// An S3 server on a loopback port, over a directory it owns, and a client
 /// that reads back what the jobs wrote.
-struct S3Server {
+pub(crate) struct S3Server {
     kind: Kind,
     root: PathBuf,
     port: u16,
@@ -80,7 +80,7 @@ struct S3Server {
 }
 
 impl S3Server {
-    fn start(root: &Path) -> S3Server {
+    pub(crate) fn start(root: &Path) -> S3Server {
         let kind = Kind::from_env();
         let port = free_port();
         match kind {
@@ -189,16 +189,24 @@ impl S3Server {
         }
     }
 
+    /// Its port on 127.0.0.1.
+    pub(crate) fn port(&self) -> u16 {
+        self.port
+    }
+
     /// A command with the standard AWS settings for this server.
     fn command(&self) -> Command {
+        self.command_via(self.port)
+    }
+
+    /// A command with the standard AWS settings for this server, reaching
+    /// it through `port` on loopback (a proxy in front of it).
+    pub(crate) fn command_via(&self, port: u16) -> Command {
         let mut c = bin();
         c.env("AWS_ACCESS_KEY_ID", KEY)
             .env("AWS_SECRET_ACCESS_KEY", SECRET)
             .env("AWS_REGION", REGION)
-            .env(
-                "AWS_ENDPOINT_URL",
-                format!("http://127.0.0.1:{}", self.port),
-            )
+            .env("AWS_ENDPOINT_URL", format!("http://127.0.0.1:{port}"))
             .env("AWS_ALLOW_HTTP", "true")
             .env("AWS_VIRTUAL_HOSTED_STYLE_REQUEST", "false")
             .env("SOLVE2048_TOKEN", TOKEN)
@@ -207,7 +215,7 @@ impl S3Server {
     }
 
     /// The names (relative to `prefix`) of the objects under `prefix`.
-    fn list(&self, prefix: &str) -> Vec<String> {
+    pub(crate) fn list(&self, prefix: &str) -> Vec<String> {
         let base = ObjectPath::from(prefix);
         let metas: Vec<_> = self
             .runtime
@@ -225,7 +233,7 @@ impl S3Server {
     }
 
     /// The commit records under `prefix`.
-    fn commits(&self, prefix: &str) -> usize {
+    pub(crate) fn commits(&self, prefix: &str) -> usize {
         self.list(&format!("{prefix}/commits")).len()
     }
 
@@ -322,7 +330,13 @@ fn finish(child: Child) -> (bool, String, String) {
 /// every S3 run must equal.
 fn local_reference() -> (serde_json::Value, BTreeMap<String, Vec<u8>>) {
     let args: Vec<&str> = GAME.iter().chain(CHUNKS.iter()).copied().collect();
-    let r = solved(&args);
+    reference_of(&args)
+}
+
+/// The embedded solve of `args` on a local store: its summary and chunk
+/// objects.
+pub(crate) fn reference_of(args: &[&str]) -> (serde_json::Value, BTreeMap<String, Vec<u8>>) {
+    let r = solved(args);
     (r.summary.clone(), chunk_objects(&r.store))
 }
 
@@ -333,7 +347,7 @@ fn local_store() -> &'static Path {
 }
 
 /// Same digest, value and chunk objects, byte for byte.
-fn assert_same(
+pub(crate) fn assert_same(
     local: &(serde_json::Value, BTreeMap<String, Vec<u8>>),
     out: &serde_json::Value,
     s3: &S3Server,

@@ -11,6 +11,8 @@
 //!   the layers.
 //! - [`store_size`]: the solved store, from bytes a state measured on real
 //!   stores.
+//! - [`requests`]: the store requests of a job and their price, from
+//!   requests a chunk measured on real runs.
 //! - [`duration`]: wall time on a cluster, from per-core rates measured end
 //!   to end.
 //!
@@ -19,6 +21,7 @@
 pub mod counts;
 pub mod duration;
 pub mod memory;
+pub mod requests;
 pub mod store_size;
 
 use serde::Serialize;
@@ -31,6 +34,7 @@ pub use counts::{
 };
 pub use duration::{duration, Duration};
 pub use memory::{memory, Memory};
+pub use requests::{store_requests, StoreRequests};
 pub use store_size::{store_size, StoreSize};
 
 use crate::records::CoordinatorError;
@@ -138,6 +142,8 @@ pub struct Plan {
     pub fits: bool,
     /// Store size.
     pub store: StoreSize,
+    /// Store requests and their price.
+    pub store_requests: StoreRequests,
     /// Duration on the cluster.
     pub duration: Duration,
     /// Other cluster shapes.
@@ -244,6 +250,7 @@ pub fn plan(
         duration::SOLVE_RATE_PER_CORE / 1e6,
     ));
     notes.push(store_size::STORE_NOTE.to_string());
+    notes.push(requests::REQUESTS_NOTE.to_string());
     Ok(Plan {
         game: game.name(),
         board: game.n,
@@ -257,6 +264,7 @@ pub fn plan(
         fits: memory.needed_bytes <= cluster.worker_memory_bytes,
         memory,
         store,
+        store_requests: store_requests(&parts, cluster.chunk_size),
         duration: duration(&layers, cluster),
         options,
         recommended,

@@ -28,7 +28,7 @@ use solve2048_core::task::{
     FailureKind, JobSpec, Phase, RequestRef, SolvedSummary, Task, TaskOutput,
 };
 
-use solve2048_store::layout;
+use solve2048_store::{layout, RequestCounts};
 
 use crate::records::{CoordinatorError, Records};
 use crate::scheduler::{Completed, OverallProgress, Scheduler};
@@ -108,6 +108,9 @@ pub struct Summary {
     pub workers_peak_rss_bytes: u64,
     /// Evaluation jobs: the player's loss against the optimal value.
     pub evaluation: Option<EvaluationSummary>,
+    /// Store requests this process made itself (records, commits, lists),
+    /// in the forward and the backward pass.
+    pub coordinator_requests: [RequestCounts; 2],
 }
 
 impl Summary {
@@ -118,6 +121,17 @@ impl Summary {
             .filter(|s| s.phase == phase)
             .map(|s| s.bytes_read)
             .sum()
+    }
+
+    /// Store requests of `phase`: its tasks' that ran here and this
+    /// process's own.
+    pub fn store_requests(&self, phase: Phase) -> RequestCounts {
+        self.stages
+            .iter()
+            .filter(|s| s.phase == phase)
+            .fold(self.coordinator_requests[phase_index(phase)], |a, s| {
+                a.plus(&s.store_requests)
+            })
     }
 
     /// Every stage kind that ran tasks here, summed over its layers, in the
@@ -139,6 +153,16 @@ pub struct Driver<'a> {
     stages: Vec<StageStats>,
     repair: Option<&'a Repair>,
     evaluating: Option<evaluate::Evaluating>,
+    /// Store requests of this process, per phase.
+    own_requests: [RequestCounts; 2],
+}
+
+/// Where `phase` is in per-phase arrays.
+fn phase_index(phase: Phase) -> usize {
+    match phase {
+        Phase::Enumerate => 0,
+        Phase::Solve => 1,
+    }
 }
 
 /// Requests waiting for their answer: target layer (tile sum) -> (part,
@@ -184,17 +208,27 @@ pub async fn run(
         stages: Vec::new(),
         repair,
         evaluating,
+        own_requests: Default::default(),
     };
     c.run_job().await
 }
 
 impl Driver<'_> {
+    /// Count the store requests this process made since the last call in
+    /// `phase` (and in the scheduler's counters, for `status`).
+    fn count_own_requests(&mut self, phase: Phase) {
+        let r = self.records.store().take_requests();
+        self.scheduler.count_requests(&r);
+        self.own_requests[phase_index(phase)].add(&r);
+    }
+
     async fn run_job(&mut self) -> Result<Summary, CoordinatorError> {
         let t0 = Instant::now();
         (self.progress)(&Progress::PhaseStart(Phase::Enumerate));
         let (layers, requests) = self.forward().await?;
         (self.progress)(&Progress::PhaseEnd(Phase::Enumerate));
         let enumerate_seconds = t0.elapsed().as_secs_f64();
+        self.count_own_requests(Phase::Enumerate);
         let t1 = Instant::now();
         (self.progress)(&Progress::PhaseStart(Phase::Solve));
         let (start_value, digest, keep) = self.backward(&layers, requests).await?;
@@ -212,6 +246,7 @@ impl Driver<'_> {
             evaluation: self.evaluating.as_ref().map(|e| e.summary()),
         };
         self.records.put_json(layout::SUMMARY, &solved).await?;
+        self.count_own_requests(Phase::Solve);
         let mut parts: BTreeMap<PartId, (u64, usize)> = BTreeMap::new();
         for c in layers.values().flatten() {
             let e = parts.entry(c.id.part).or_default();
@@ -240,6 +275,7 @@ impl Driver<'_> {
             stages: std::mem::take(&mut self.stages),
             workers_peak_rss_bytes: self.scheduler.workers_peak_rss(),
             evaluation: solved.evaluation,
+            coordinator_requests: self.own_requests,
         })
     }
 
@@ -373,6 +409,7 @@ impl Driver<'_> {
             self.stages
                 .extend(StageStats::of(phase, kind, sum, of_kind));
         }
+        self.count_own_requests(phase);
         Ok(outputs)
     }
 }

@@ -4,6 +4,7 @@
 
 use serde::Serialize;
 use solve2048_core::task::Phase;
+use solve2048_store::RequestCounts;
 
 use crate::scheduler::Completed;
 
@@ -32,6 +33,8 @@ pub struct StageStats {
     pub max_task_bytes_read: u64,
     /// Bytes its tasks wrote.
     pub bytes_written: u64,
+    /// Store requests its tasks made, retries by cause.
+    pub store_requests: RequestCounts,
 }
 
 /// The stages of one kind (all layers' merges, say) summed: what `solve
@@ -51,6 +54,8 @@ pub struct StageKindStats {
     pub max_task_bytes_read: u64,
     /// Bytes its tasks wrote.
     pub bytes_written: u64,
+    /// Store requests its tasks made, retries by cause.
+    pub store_requests: RequestCounts,
     /// The layer (of at least [`TAIL_MIN_TASKS`] tasks) whose longest task
     /// was the most times its median: its tile sum, longest and median
     /// seconds, and that task.
@@ -85,6 +90,9 @@ impl StageStats {
             bytes_read: ran.iter().map(|r| r.0.bytes_read).sum(),
             max_task_bytes_read: ran.iter().map(|r| r.0.bytes_read).max().unwrap_or(0),
             bytes_written: ran.iter().map(|r| r.0.bytes_written).sum(),
+            store_requests: ran
+                .iter()
+                .fold(RequestCounts::default(), |a, r| a.plus(&r.0.requests)),
         })
     }
 }
@@ -105,6 +113,7 @@ pub(super) fn by_kind(stages: &[StageStats]) -> Vec<StageKindStats> {
                     bytes_read: 0,
                     max_task_bytes_read: 0,
                     bytes_written: 0,
+                    store_requests: RequestCounts::default(),
                     worst_tail: None,
                 });
                 kinds.last_mut().expect("just pushed")
@@ -114,6 +123,7 @@ pub(super) fn by_kind(stages: &[StageStats]) -> Vec<StageKindStats> {
         k.bytes_read += s.bytes_read;
         k.max_task_bytes_read = k.max_task_bytes_read.max(s.max_task_bytes_read);
         k.bytes_written += s.bytes_written;
+        k.store_requests.add(&s.store_requests);
         if s.tasks >= TAIL_MIN_TASKS && k.worst_tail.as_ref().is_none_or(|w| ratio(s) > ratio(w)) {
             k.worst_tail = Some(s.clone());
         }

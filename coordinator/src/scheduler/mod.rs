@@ -19,6 +19,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use solve2048_core::task::{AttemptId, Failure, Task, TaskOutput};
+use solve2048_store::RequestCounts;
 use tokio::sync::{oneshot, Notify};
 use tokio::time::Instant;
 
@@ -86,6 +87,8 @@ pub struct Completed {
     pub bytes_read: u64,
     /// Bytes it wrote.
     pub bytes_written: u64,
+    /// Store requests it made, retries by cause.
+    pub requests: RequestCounts,
 }
 
 /// A task waiting for a worker.
@@ -334,11 +337,13 @@ impl Scheduler {
         output: TaskOutput,
         bytes_read: u64,
         bytes_written: u64,
+        requests: RequestCounts,
     ) -> Result<(), Refused> {
         let mut st = self.state.lock().unwrap();
         let _ = Self::touch(&mut st, worker);
         st.counters.bytes_written += bytes_written;
         st.counters.bytes_read += bytes_read;
+        st.counters.store_requests.add(&requests);
         let Some(leased) = Self::take(&mut st, worker, lease) else {
             st.counters.results_discarded += 1;
             tracing::warn!(%lease, worker, "result under a stale lease discarded");
@@ -361,10 +366,21 @@ impl Scheduler {
             seconds: leased.started.elapsed().as_secs_f64(),
             bytes_read,
             bytes_written,
+            requests,
         };
         // The plan may have stopped waiting (the job failed): nothing to do then.
         let _ = leased.queued.reply.send(Outcome::Done(output, done));
         Ok(())
+    }
+
+    /// Count store requests made outside tasks (the coordinator's own).
+    pub fn count_requests(&self, requests: &RequestCounts) {
+        self.state
+            .lock()
+            .unwrap()
+            .counters
+            .store_requests
+            .add(requests);
     }
 
     /// A worker reports a failure.
@@ -538,7 +554,14 @@ mod tests {
         let err = attempt.await.unwrap().unwrap_err();
         assert!(err.message.contains("expired"), "{err}");
         assert_eq!(s.heartbeat(&w, &[g.lease], 0).unwrap().0, vec![g.lease]);
-        let late = s.complete(&w, g.lease, TaskOutput::StartValue(0.5), 0, 0);
+        let late = s.complete(
+            &w,
+            g.lease,
+            TaskOutput::StartValue(0.5),
+            0,
+            0,
+            RequestCounts::default(),
+        );
         let refused = late.unwrap_err();
         assert!(refused.reason.contains("not current"), "{refused:?}");
         assert!(refused.outputs_unreferenced);
@@ -555,7 +578,14 @@ mod tests {
         let w = s.register("test", 1, 1, 1 << 30);
         let old = AttemptId::new(7, 3);
         let refused = s
-            .complete(&w, old, TaskOutput::StartValue(0.5), 0, 0)
+            .complete(
+                &w,
+                old,
+                TaskOutput::StartValue(0.5),
+                0,
+                0,
+                RequestCounts::default(),
+            )
             .unwrap_err();
         assert!(refused.reason.contains("not current"), "{refused:?}");
         assert!(!refused.outputs_unreferenced);
@@ -575,14 +605,28 @@ mod tests {
         let first = grant(&s, &a).await;
         // Another worker cannot complete a lease it does not hold.
         assert!(s
-            .complete(&b, first.lease, TaskOutput::StartValue(0.0), 0, 0)
+            .complete(
+                &b,
+                first.lease,
+                TaskOutput::StartValue(0.0),
+                0,
+                0,
+                RequestCounts::default()
+            )
             .is_err());
         s.release(&a, first.lease);
         let second = grant(&s, &b).await;
         assert_ne!(first.lease, second.lease);
         assert_eq!(first.key, second.key);
-        s.complete(&b, second.lease, TaskOutput::StartValue(0.25), 5, 10)
-            .unwrap();
+        s.complete(
+            &b,
+            second.lease,
+            TaskOutput::StartValue(0.25),
+            5,
+            10,
+            RequestCounts::default(),
+        )
+        .unwrap();
         let (out, done) = attempt.await.unwrap().unwrap();
         assert_eq!(out, TaskOutput::StartValue(0.25));
         assert_eq!((done.bytes_read, done.bytes_written), (5, 10));

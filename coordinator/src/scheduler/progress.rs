@@ -8,6 +8,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use solve2048_core::part::{ChunkId, PartId};
 use solve2048_core::task::{AttemptId, Phase, Task};
+use solve2048_store::RequestCounts;
 use tokio::time::Instant;
 
 use super::Scheduler;
@@ -118,6 +119,10 @@ pub struct Counters {
     /// Bytes workers reported reading from the store.
     #[serde(default)]
     pub bytes_read: u64,
+    /// Store requests (retries included) the workers' tasks reported and
+    /// the coordinator made, retries by cause.
+    #[serde(default)]
+    pub store_requests: RequestCounts,
     /// States handled by committed enumerate and solve tasks.
     pub states_done: u64,
 }

@@ -451,6 +451,7 @@ async fn run_lease(
                 output_json: serde_json::to_string(&out).expect("outputs serialize"),
                 bytes_written: io.bytes_written,
                 bytes_read: io.bytes_read,
+                store_requests_json: serde_json::to_string(&io.requests).expect("counts serialize"),
             };
             match client().complete(req).await {
                 Ok(r) => {

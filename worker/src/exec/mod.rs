@@ -28,7 +28,7 @@ use solve2048_core::kernel::evaluate::EvaluateError;
 use solve2048_core::kernel::SolveError;
 use solve2048_core::part::ChunkId;
 use solve2048_core::task::{AttemptId, Failure, FailureKind, JobSpec, Task, TaskOutput};
-use solve2048_store::{Store, StoreError};
+use solve2048_store::{RequestCounts, Store, StoreError};
 use tokio::sync::Semaphore;
 
 /// Why a task failed.
@@ -115,13 +115,16 @@ impl WorkerError {
     }
 }
 
-/// Bytes one task read from and wrote to the store.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// Bytes one task read from and wrote to the store, and the requests it
+/// made.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct TaskIo {
     /// Bytes read (from the store, not from the local cache).
     pub bytes_read: u64,
     /// Bytes written.
     pub bytes_written: u64,
+    /// Store requests, retries by cause.
+    pub requests: RequestCounts,
 }
 
 /// Memory granted in units of this many bytes.
@@ -204,6 +207,7 @@ impl Worker {
         let io = TaskIo {
             bytes_read: run.store.take_bytes_read(),
             bytes_written: run.store.take_bytes_written(),
+            requests: run.store.take_requests(),
         };
         Ok((out, io))
     }
