@@ -221,3 +221,29 @@ fn plan_refuses_bad_input() {
         assert!(!err.contains("panicked"), "{args:?}: {err}");
     }
 }
+
+/// The store requests `plan` gives a game are the ones a run of it makes:
+/// 3x3 to 512 solved on a local store (its hundreds of chunks counted by
+/// the job) against `plan --json`'s `store_requests`, per pass, within 5%.
+#[test]
+fn plan_counts_the_store_requests_a_run_makes() {
+    let args = ["--board", "3", "--target", "512"];
+    let run = &solved(&args).summary["store_requests"];
+    let p = plan_json(&args);
+    let planned = &p["store_requests"];
+    for (pass, ran) in [("enumerate", "enumerate"), ("solve", "solve")] {
+        let made: u64 = run[ran]["requests"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|v| v.as_u64().unwrap())
+            .sum();
+        let plan = planned[pass]["total"].as_u64().unwrap();
+        let ratio = plan as f64 / made as f64;
+        assert!(made > 1000, "{run}");
+        assert!(
+            (0.95..=1.05).contains(&ratio),
+            "{pass}: plan {plan} requests, the run made {made}"
+        );
+    }
+}
