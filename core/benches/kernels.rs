@@ -131,7 +131,6 @@ fn kernels(c: &mut Criterion) {
     // tables holding every successor, then solve the states from them.
     let succ: BTreeMap<_, Vec<u64>> = enumerate(&game, part, &states, |_| Some(1))
         .unwrap()
-        .successors
         .into_iter()
         .map(|(p, g)| (p, g.concat()))
         .collect();

@@ -354,8 +354,8 @@ pub enum StoreError {
         cause: Cause,
         /// The retry deadline, seconds.
         limit: f64,
-        /// The last failure.
-        source: object_store::Error,
+        /// The last failure (boxed: it is large, and rare).
+        source: Box<object_store::Error>,
     },
     /// A write to a store opened read-only.
     #[error("cannot write {object}: store {location} is opened read-only")]
@@ -493,7 +493,7 @@ impl Store {
                     seconds: start.elapsed().as_secs_f64(),
                     cause,
                     limit: limit.as_secs_f64(),
-                    source: failed.source,
+                    source: Box::new(failed.source),
                 }));
             }
             tracing::warn!(%op, object, %cause, error = %failed.source, ?wait, "store request failed; retrying");

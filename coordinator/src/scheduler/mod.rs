@@ -64,7 +64,8 @@ impl Default for LeaseConfig {
 
 /// How an attempt ended.
 enum Outcome {
-    Done(TaskOutput, Completed),
+    /// Boxed: far larger than a failure (its request counts).
+    Done(Box<(TaskOutput, Completed)>),
     Failed(Failure),
 }
 
@@ -205,7 +206,7 @@ impl Scheduler {
         }
         self.wake.notify_one();
         let outcome = match rx.await {
-            Ok(Outcome::Done(out, done)) => Ok((out, done)),
+            Ok(Outcome::Done(done)) => Ok(*done),
             Ok(Outcome::Failed(e)) => Err(e),
             Err(_) => Err(Failure::retry("the scheduler dropped the attempt")),
         };
@@ -369,7 +370,10 @@ impl Scheduler {
             requests,
         };
         // The plan may have stopped waiting (the job failed): nothing to do then.
-        let _ = leased.queued.reply.send(Outcome::Done(output, done));
+        let _ = leased
+            .queued
+            .reply
+            .send(Outcome::Done(Box::new((output, done))));
         Ok(())
     }
 

@@ -405,7 +405,8 @@ impl Drop for Running<'_> {
 
 /// How a leased task ended here.
 enum Ran {
-    Output(TaskOutput, TaskIo),
+    /// Boxed: far larger than the others (its request counts).
+    Output(Box<(TaskOutput, TaskIo)>),
     Failed(Failure),
     Abandoned,
     HandBack,
@@ -432,7 +433,7 @@ async fn run_lease(
             let mut hand_back = shared.hand_back.clone();
             tokio::select! {
                 r = worker.run(&task, id) => match r {
-                    Ok((out, io)) => Ran::Output(out, io),
+                    Ok(done) => Ran::Output(Box::new(done)),
                     Err(e) => Ran::Failed(e.failure()),
                 },
                 _ = lost.notified() => Ran::Abandoned,
@@ -444,7 +445,8 @@ async fn run_lease(
     let client = || shared.client.clone();
     let mut attempt = 0;
     match ran {
-        Ran::Output(out, io) => loop {
+        Ran::Output(done) => loop {
+            let (out, io) = &*done;
             let req = pb::CompleteRequest {
                 worker_id: worker_id.to_string(),
                 lease_id: id.0,
@@ -463,7 +465,7 @@ async fn run_lease(
                         shared.report.lock().unwrap().abandoned += 1;
                         if r.delete_outputs {
                             tracing::warn!(reason = %r.reason, "result refused; deleting its outputs");
-                            for object in layout::outputs_of(&out) {
+                            for object in layout::outputs_of(out) {
                                 let _ = worker.store().delete(&object).await;
                             }
                         } else {
