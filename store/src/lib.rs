@@ -6,6 +6,8 @@
 //! - [`store`]: [`Store`], a local directory or an S3 bucket opened read-write
 //!   or read-only: atomic puts, JSON records, deletes and lists, retries, and
 //!   counts of the bytes read and written.
+//! - [`error`]: [`StoreError`], what can go wrong, naming the store or object.
+//! - [`s3`]: an S3 bucket opened, and its failing requests retried.
 //! - [`requests`]: counts of the requests a store makes, retries by cause.
 //! - [`record`]: checksummed JSON records (every metadata object).
 //! - [`verified`]: chunk reads that verify each object and name the one they
@@ -16,12 +18,15 @@
 
 pub mod cache;
 pub mod check;
+pub mod error;
 pub mod layout;
 pub mod record;
 pub mod requests;
+pub mod s3;
 pub mod store;
 pub mod verified;
 
 pub use cache::ChunkCache;
+pub use error::StoreError;
 pub use requests::RequestCounts;
-pub use store::{Access, Store, StoreError};
+pub use store::{Access, Store};

@@ -15,7 +15,7 @@
 
 use solve2048_core::task::{JobManifest, ManifestError};
 
-use crate::store::{Store, StoreError};
+use crate::{Store, StoreError};
 use xxhash_rust::xxh3::xxh3_64;
 
 /// What every record starts with.

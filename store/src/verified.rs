@@ -6,7 +6,7 @@
 use solve2048_core::chunk::{self, ChunkHeader, FormatError};
 
 use crate::cache::cacheable;
-use crate::store::{Store, StoreError};
+use crate::{Store, StoreError};
 
 impl Store {
     /// Read an object and decode it with `decode`, naming the object if it

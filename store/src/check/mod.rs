@@ -28,7 +28,7 @@ use solve2048_core::task::{LayerIndex, ManifestError, SolvedSummary, TaskOutput}
 use crate::layout;
 use crate::record;
 use crate::record::parse_record;
-use crate::store::{Store, StoreError};
+use crate::{Store, StoreError};
 
 use crate::layout::QUARANTINE;
 

@@ -9,7 +9,7 @@ use solve2048_core::chunk::{self, ChunkHeader, ChunkKind, FormatError, HEADER_LE
 use solve2048_core::task::{result_digest, ChunkRef, SolvedRef, TaskOutput};
 
 use crate::layout;
-use crate::store::{Store, StoreError};
+use crate::{Store, StoreError};
 
 use super::Rejected;
 

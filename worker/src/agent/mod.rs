@@ -34,17 +34,19 @@ use tokio::sync::{watch, Notify};
 use tonic::Code;
 use tracing::Instrument;
 
-use solve2048_store::{layout, Access, ChunkCache, Store, StoreError};
+use solve2048_store::{layout, Access, ChunkCache, Store};
 
 use crate::exec::{TaskIo, Worker};
 
 mod connection;
+mod error;
 
 use crate::peak_rss_bytes;
 pub use connection::{check_url, connect, AddToken, Client};
 use connection::{
     describe_status, plain_to_tls, refused, transient, Unreachable, PLAIN_TO_TLS_AFTER,
 };
+pub use error::AgentError;
 
 /// How a worker process runs.
 #[derive(Clone)]
@@ -85,38 +87,6 @@ pub struct AgentReport {
     pub released: u64,
     /// Registrations (more than one after a coordinator restart).
     pub registrations: u64,
-}
-
-/// Why a worker process stopped with an error.
-#[derive(Debug, thiserror::Error)]
-pub enum AgentError {
-    /// A bad coordinator URL or TLS setting.
-    #[error("cannot connect to {url}: {reason}")]
-    Connect {
-        /// The URL.
-        url: String,
-        /// Why.
-        reason: String,
-    },
-    /// The coordinator refused this worker for good.
-    #[error("the coordinator refused this worker: {0}")]
-    Refused(String),
-    /// The coordinator stayed unreachable.
-    #[error("the coordinator at {url} has been unreachable for {seconds} s; giving up (last error: {last})")]
-    Unreachable {
-        /// The URL.
-        url: String,
-        /// Seconds.
-        seconds: u64,
-        /// The last error.
-        last: String,
-    },
-    /// The job or store the coordinator names cannot be used.
-    #[error("the coordinator's job cannot be run here: {0}")]
-    Job(String),
-    /// The store could not be opened.
-    #[error(transparent)]
-    Store(#[from] StoreError),
 }
 
 /// How one registration (session) ended.

@@ -1,0 +1,86 @@
+//! What can go wrong reading or writing a store, each error naming the
+//! store or the object.
+
+use solve2048_core::chunk::FormatError;
+
+use crate::requests::{Cause, Op};
+use crate::s3::RETRY_TIMEOUT_VAR;
+
+/// Errors reading or writing the store.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The location could not be opened or created.
+    #[error("cannot open store {location}: {reason}")]
+    Open {
+        /// The location given.
+        location: String,
+        /// Why.
+        reason: String,
+    },
+    /// A read failed.
+    #[error("cannot read {object}: {source}")]
+    Read {
+        /// The object.
+        object: String,
+        /// The cause.
+        source: object_store::Error,
+    },
+    /// A required object is missing.
+    #[error("{object} is missing from the store")]
+    Missing {
+        /// The object.
+        object: String,
+    },
+    /// A write failed.
+    #[error("cannot write {object}: {source}")]
+    Write {
+        /// The object.
+        object: String,
+        /// The cause.
+        source: object_store::Error,
+    },
+    /// An object failed verification.
+    #[error("rejected {object}: {source}")]
+    Rejected {
+        /// The object.
+        object: String,
+        /// What was wrong.
+        source: FormatError,
+    },
+    /// A JSON record that does not parse.
+    #[error("record {object} is damaged: {reason}")]
+    Damaged {
+        /// The object.
+        object: String,
+        /// Why.
+        reason: String,
+    },
+    /// A request failed transiently until the retry deadline.
+    #[error("store {location}: {op} {object} failed {attempts} times in {seconds:.1} s, the last with {cause} (retried for up to {RETRY_TIMEOUT_VAR}={limit} s): {source}")]
+    GaveUp {
+        /// The store.
+        location: String,
+        /// The operation.
+        op: Op,
+        /// The object (a prefix ending in `/` for a list).
+        object: String,
+        /// Attempts made.
+        attempts: u32,
+        /// Seconds from the first attempt.
+        seconds: f64,
+        /// The last failure's cause.
+        cause: Cause,
+        /// The retry deadline, seconds.
+        limit: f64,
+        /// The last failure (boxed: it is large, and rare).
+        source: Box<object_store::Error>,
+    },
+    /// A write to a store opened read-only.
+    #[error("cannot write {object}: store {location} is opened read-only")]
+    ReadOnly {
+        /// The object.
+        object: String,
+        /// The store.
+        location: String,
+    },
+}
