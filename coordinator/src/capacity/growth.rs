@@ -14,7 +14,6 @@
 //!   profile's width) grow as the spread of its profile over the tile sum,
 //!   [`SPREAD_GROWTH`] a step, and the largest part's tile sum moves further
 //!   than on the last step by the last step's ratio.
-//!
 //! - **Past the backtest.** The rule is checked at most [`DECAYING_STEPS`]
 //!   steps ahead (max tile 32 from those up to 8), so past that (4x4 max
 //!   tiles past 128) the states keep the last step's growth without further
@@ -118,10 +117,13 @@ pub struct Decay {
 
 /// The decay ratio from every 3x3 step and the steps of `known` (4x4).
 pub fn decay(known: &[MaxTile]) -> Decay {
-    let seen: Vec<f64> = decay_ratios(&three_by_three())
-        .into_iter()
-        .chain(decay_ratios(known))
-        .collect();
+    decay_of(&[&three_by_three(), known])
+}
+
+/// The decay ratio from the steps of `boards` (each its consecutive max
+/// tiles from 2) pooled.
+fn decay_of(boards: &[&[MaxTile]]) -> Decay {
+    let seen: Vec<f64> = boards.iter().flat_map(|b| decay_ratios(b)).collect();
     Decay {
         central: seen.iter().sum::<f64>() / seen.len().max(1) as f64,
         low: seen.iter().copied().fold(f64::INFINITY, f64::min),
@@ -180,9 +182,14 @@ pub fn estimate(k: u8) -> Option<Estimate> {
 /// The estimate of max tile 2^k from the max tiles of `known` (4x4) below
 /// it; `None` for a known one.
 fn predict(known: &[MaxTile], k: u8) -> Option<Estimate> {
+    predict_with(known, k, decay(known))
+}
+
+/// The estimate of max tile 2^k from the max tiles of `known` below it,
+/// with decay ratio `d`.
+fn predict_with(known: &[MaxTile], k: u8, d: Decay) -> Option<Estimate> {
     let top = known.last()?.k;
     let steps = k.checked_sub(top).filter(|&s| s > 0)?;
-    let d = decay(known);
     let at = |r: f64, decaying: u8| extrapolate(known, r, steps, decaying).last().copied();
     Some(Estimate {
         central: at(d.central, DECAYING_STEPS)?,
@@ -367,6 +374,31 @@ mod tests {
                 p.low_states <= t.actual.states && t.actual.states <= p.high_states,
                 "{t:?}"
             );
+        }
+    }
+
+    /// The same rule on 3x3 (each max tile from the 3x3 ones below it and
+    /// the 4x4 steps): 1% to 3% low one step ahead, 4% to 7% two steps
+    /// ahead, as 3x3's decay ratio creeps up.
+    #[test]
+    fn rule_backtests_on_3x3() {
+        let three = three_by_three();
+        let four = four_by_four();
+        for k in 5u8..=9 {
+            for (steps, lowest) in [(1u8, 0.97), (2, 0.92)] {
+                let below = &three[..(k - steps) as usize];
+                if below.len() < 4 {
+                    continue;
+                }
+                let e = predict_with(below, k, decay_of(&[below, &four])).unwrap();
+                let error = e.central.states / three[k as usize - 1].states;
+                assert!(
+                    (lowest..1.0).contains(&error),
+                    "max tile {} from {} steps below: {error}",
+                    1 << k,
+                    steps
+                );
+            }
         }
     }
 
