@@ -16,8 +16,7 @@ use solve2048_core::task::LayerIndex;
 use solve2048_core::Game;
 
 use super::growth;
-use super::tables::FOUR_BY_FOUR_TO_32;
-use super::tables::{FOUR_BY_FOUR_PEAK_32, FOUR_BY_FOUR_TOTALS};
+use super::tables::{FOUR_BY_FOUR_PEAK_32, FOUR_BY_FOUR_TOTALS, FOUR_BY_FOUR_TO_32};
 use crate::records::{CoordinatorError, Records};
 
 /// Whether a count is known or modelled.
@@ -79,8 +78,6 @@ pub struct LayerCount {
 pub const MODEL_NOTE: &str = "estimated: 4x4 max tile 32 modelled on its published total \
      (4x4 to 64 less 4x4 to 32) and largest part (164, 32), with the shape of the exact \
      max-tile-16 profile";
-
-pub use super::growth::extrapolation_note;
 
 /// The exact part counts of a 2x2 or 3x3 game, by enumerating it in memory
 /// with the same kernels a job runs (3x3 to 1024, 25 million states, takes
@@ -433,7 +430,7 @@ mod tests {
     /// the modelled profiles hold the rule's central figures.
     #[test]
     fn extrapolation_says_how_far_off_it_may_be() {
-        let note = extrapolation_note(8);
+        let note = growth::extrapolation_note(8);
         assert!(
             note.contains("max tile 64: ") && note.contains("max tile 128: "),
             "{note}"

@@ -230,7 +230,7 @@ pub fn plan(
         notes.push(counts::MODEL_NOTE.to_string());
     }
     if extrapolated {
-        notes.push(counts::extrapolation_note(game.target_exp));
+        notes.push(growth::extrapolation_note(game.target_exp));
     }
     if !stored.is_empty() {
         notes.push(format!(
