@@ -9,7 +9,8 @@
 //!   steps to max tiles 16 ... 512; on 4x4 it is 0.745 (max tile 16) and
 //!   0.771 (32). The rule takes r as the mean of every ratio seen (both
 //!   boards; the steps from max tile 2, a handful of states, are left out)
-//!   and gives a range from the least and the greatest.
+//!   and gives a range from the least and the greatest, widened to the
+//!   worst error of the backtest as many steps ahead.
 //! - **Largest part.** A max tile's states over its largest part (the
 //!   profile's width) grow as the spread of its profile over the tile sum,
 //!   [`SPREAD_GROWTH`] a step, and the largest part's tile sum moves further
@@ -174,9 +175,30 @@ pub struct Estimate {
     pub high_states: f64,
 }
 
-/// The estimate of 4x4 max tile 2^k (k > 5) from every known max tile.
+/// The estimate of 4x4 max tile 2^k (k > 5) from every known max tile. Its
+/// range is the wider of the decay ratios' and the backtest's: the worst
+/// error the rule made as many steps ahead (two steps at most; each step
+/// past two adds the worst one-step error).
 pub fn estimate(k: u8) -> Option<Estimate> {
-    predict(&four_by_four(), k)
+    let known = four_by_four();
+    let e = predict(&known, k)?;
+    let steps = k - known.last()?.k;
+    let near = steps.min(DECAYING_STEPS);
+    let factor = worst_error(near) * worst_error(1).powi(i32::from(steps - near));
+    Some(Estimate {
+        low_states: e.low_states.min(e.central.states / factor),
+        high_states: e.high_states.max(e.central.states * factor),
+        ..e
+    })
+}
+
+/// The worst error of the backtest `steps` ahead, as a factor of at least 1.
+fn worst_error(steps: u8) -> f64 {
+    backtests()
+        .iter()
+        .filter(|t| t.actual.k - t.from == steps)
+        .map(|t| t.states_error().max(1.0 / t.states_error()))
+        .fold(1.0, f64::max)
 }
 
 /// The estimate of max tile 2^k from the max tiles of `known` (4x4) below
@@ -280,9 +302,9 @@ pub fn extrapolation_note(target_exp: u8) -> String {
          512, and 4x4, 16 and 32; seen from {:.3} to {:.3}), its largest part its states over a \
          width growing {SPREAD_GROWTH}x a step (the growth of the spread of each max tile's \
          profile on 3x3), at a tile sum moving as much further as on the last step; past max tile 128 (further \
-         than any backtest) the states keep the max-128 growth, an upper figure. Backtest, the same rule from the max tiles below: {}. {} (the range by the least \
-         and greatest decay ratio seen, the least decaying on past 128; the plan uses the first \
-         figure)",
+         than any backtest) the states keep the max-128 growth, an upper figure. Backtest, the same rule from the max tiles below: {}. {} (each range the wider of \
+         the least and greatest decay ratio seen, the least decaying on past 128, and the worst \
+         backtest error as many steps ahead; the plan uses the first figure)",
         d.central,
         d.low,
         d.high,
@@ -407,13 +429,19 @@ mod tests {
         let e = estimate(6).unwrap();
         let near = |a: f64, b: f64| (a / b - 1.0).abs() < 0.01;
         assert!(near(e.central.states, 4.69e11), "{e:?}");
+        // The backtest's worst one-step error (1.17x) is wider than the
+        // decay ratios' range (4.30e11 to 5.12e11).
         assert!(
-            near(e.low_states, 4.30e11) && near(e.high_states, 5.12e11),
+            near(e.low_states, 4.02e11) && near(e.high_states, 5.46e11),
             "{e:?}"
         );
         assert_eq!(e.central.peak_sum, 266.0);
         let e = estimate(7).unwrap();
         assert!(near(e.central.states, 3.17e12), "{e:?}");
+        assert!(
+            near(e.low_states, 2.41e12) && near(e.high_states, 4.17e12),
+            "{e:?}"
+        );
         // Past 128 the growth stops decaying (the low end keeps decaying).
         let grown = e.central.states / estimate(6).unwrap().central.states;
         let next = estimate(8).unwrap();
@@ -425,7 +453,7 @@ mod tests {
         assert!(estimate(5).is_none());
         let note = extrapolation_note(7);
         assert!(
-            note.contains("max tile 64: 4.69e11 states (4.30e11 to 5.12e11)"),
+            note.contains("max tile 64: 4.69e11 states (4.02e11 to 5.46e11)"),
             "{note}"
         );
     }
