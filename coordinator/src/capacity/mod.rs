@@ -6,6 +6,9 @@
 //! - [`counts`]: states per part and layer, exact where known (small games
 //!   enumerated, a measured 4x4 table, a store's layer indexes) and
 //!   estimated by a model calibrated on published figures elsewhere.
+//! - [`growth`]: 4x4 max tiles past the published figures, extrapolated,
+//!   with the rule's backtest.
+//! - [`tables`]: the exact and published counts the models start from.
 //! - [`memory`]: what a worker needs, from the footprints by which workers
 //!   admit tasks: bounded by the chunk size and the largest group, not by
 //!   the layers.
@@ -20,9 +23,11 @@
 
 pub mod counts;
 pub mod duration;
+pub mod growth;
 pub mod memory;
 pub mod requests;
 pub mod store_size;
+pub mod tables;
 
 use serde::Serialize;
 use solve2048_core::task::LayerIndex;
@@ -225,7 +230,7 @@ pub fn plan(
         notes.push(counts::MODEL_NOTE.to_string());
     }
     if extrapolated {
-        notes.push(counts::extrapolation_note(game.target_exp));
+        notes.push(growth::extrapolation_note(game.target_exp));
     }
     if !stored.is_empty() {
         notes.push(format!(
@@ -343,7 +348,7 @@ mod tests {
         let p128 = plan(&game(4, 128), &cluster(64), &[]).unwrap();
         assert!(p128.extrapolated);
         assert!(p128.fits, "{:?}", p128.memory);
-        assert!(p128.states > 20 * p64.states);
+        assert!(p128.states > 10 * p64.states);
         assert!(p128
             .notes
             .iter()
