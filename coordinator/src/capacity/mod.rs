@@ -37,7 +37,7 @@ pub use counts::{
 pub use duration::{duration, Duration};
 pub use memory::{memory, Memory};
 pub use requests::{store_requests, StoreRequests};
-pub use store_size::{store_size, KindBytes, StoreSize, StorePeak};
+pub use store_size::{store_size, KindBytes, StorePeak, StoreSize};
 
 use crate::records::CoordinatorError;
 
@@ -257,7 +257,7 @@ pub fn plan(
         duration::ENUMERATE_RATE_PER_CORE / 1e6,
         duration::SOLVE_RATE_PER_CORE / 1e6,
     ));
-    notes.push(store_size::store_note(game, &store));
+    notes.push(store_size::store_note(game, &layers, &store));
     notes.push(requests::REQUESTS_NOTE.to_string());
     Ok(Plan {
         game: game.name(),

@@ -264,3 +264,50 @@ pub fn split_bytes(board: u8) -> (SplitBytes, SplitBytes) {
         (VALUES_3X3, POLICY_3X3)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The table's row for 3x3 to 64 is what solving it gives.
+    #[test]
+    fn exact_share_of_3x3_to_64_is_measured() {
+        let game = Game::new(3, 64, 1.0).unwrap();
+        let solved = solve2048_core::in_memory::solve(&game);
+        let exact = solved
+            .values
+            .values()
+            .filter(|&&v| v == 0.0 || v == 1.0)
+            .count();
+        let measured = exact as f64 / solved.values.len() as f64;
+        let (share, source) = exact_share(&game);
+        assert_eq!(source, ShareSource::Measured);
+        assert!((share - measured).abs() < 1e-5, "{share} vs {measured}");
+    }
+
+    /// A game not solved here takes the share of its board's largest.
+    #[test]
+    fn unsolved_games_take_the_largest_solved_share() {
+        let (share, source) = exact_share(&Game::new(4, 128, 1.0).unwrap());
+        assert_eq!(source, ShareSource::Assumed { from_target: 32 });
+        assert_eq!(share, 0.99985);
+    }
+
+    /// The nearest measured game of the board; rows interpolated between
+    /// ranges and held outside them.
+    #[test]
+    fn tables_are_chosen_by_board_and_size() {
+        assert_eq!(nearest(4, 40_000_000_000).target, 32);
+        assert_eq!(nearest(4, 84_659).target, 16);
+        assert_eq!(nearest(2, 74).target, 1024);
+        let big = nearest(4, u64::MAX);
+        let last = big.rows[big.rows.len() - 1];
+        assert_eq!(layer_bytes(big, 200.0).states, last.states);
+        assert_eq!(layer_bytes(big, 0.0).runs, big.rows[0].runs);
+        let mid = layer_bytes(big, 4.0);
+        assert!(mid.requests > 0.650 && mid.requests < 0.970, "{mid:?}");
+        for g in MEASURED {
+            assert!(g.rows.windows(2).all(|w| w[0].chunks < w[1].chunks));
+        }
+    }
+}

@@ -186,7 +186,11 @@ fn simulate(board: u8, layers: &[LayerCount], chunks: u64, chunk_size: u64, shar
     for s in (4..=top).rev().step_by(2) {
         live.values += split(s, values);
         live.policy += split(s, policy);
-        let asking = if s == top { vec![s - 2, s - 4] } else { vec![s - 4] };
+        let asking = if s == top {
+            vec![s - 2, s - 4]
+        } else {
+            vec![s - 4]
+        };
         for l in asking.into_iter().filter(|&l| l >= 4) {
             let q = bytes(l, per(l).requests);
             requests.insert(l, q);
@@ -212,8 +216,9 @@ fn simulate(board: u8, layers: &[LayerCount], chunks: u64, chunk_size: u64, shar
 }
 
 /// What the store size rests on, for `game`.
-pub fn store_note(game: &Game, store: &StoreSize) -> String {
+pub fn store_note(game: &Game, layers: &[LayerCount], store: &StoreSize) -> String {
     let (share, source) = exact_share(game);
+    let measured = nearest(game.n, layers.iter().map(|l| l.states).sum());
     let values = match source {
         ShareSource::Measured => format!(
             "{:.2}% of its values exactly 0 or 1 (measured on this game)",
@@ -231,12 +236,67 @@ pub fn store_note(game: &Game, store: &StoreSize) -> String {
     format!(
         "store: peak and final simulated layer by layer as the driver writes and deletes each \
          kind (states, runs, requests, responses, values, policy, records), with bytes a state \
-         by chunks a layer measured on 4x4 to 16 and 32 and 3x3 to 1024 at zstd level 3 (layers \
-         larger than 15 chunks taken at the largest measured, so transients of larger layers may \
-         be low; 2x2 uses 3x3's); values and policy from the share of exact values: {values}; an \
-         exact value takes {:.4} bytes on 4x4, a varied one {:.2} (3x3); object bytes, without \
-         a local store's folder entries",
+         by chunks a layer measured on {m}x{m} to {t} ({ms} states; the measured game of the board \
+         nearest in states, of 4x4 to 16 and 32 and 3x3 to 1024; zstd level 3; a layer larger \
+         than the largest measured taken at its bytes a state, so the transients of larger layers \
+         may be low); values and policy from the share of exact values: {values}; an exact value \
+         takes {:.4} bytes on 4x4, a varied one {:.2} (3x3 to 1024); object bytes, without a \
+         local store's folder entries",
         super::store_calibration::VALUES_4X4.exact,
-        VALUES_3X3.varied
+        VALUES_3X3.varied,
+        m = measured.board,
+        t = measured.target,
+        ms = measured.states,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capacity::counts::Source;
+
+    fn layer(sum: u32, states: u64) -> LayerCount {
+        LayerCount {
+            sum,
+            parts: 1,
+            states,
+            source: Source::Exact,
+        }
+    }
+
+    /// Transients are gone at the end; the peak comes while they are not.
+    #[test]
+    fn transients_are_freed_and_counted_at_the_peak() {
+        let game = Game::new(4, 32, 1.0).unwrap();
+        let layers: Vec<LayerCount> = (4..=40).step_by(2).map(|s| layer(s, 1_000_000)).collect();
+        let s = store_size(&game, &layers, 21, 1 << 22);
+        assert_eq!(
+            s.total_bytes,
+            s.states_bytes + s.values_bytes + s.policy_bytes + s.records_bytes
+        );
+        assert!(s.peak_bytes > s.total_bytes, "{s:?}");
+        let p = s.peak.bytes;
+        assert!(p.requests > 0 && p.responses > 0, "{p:?}");
+        assert_eq!(p.runs, 0);
+        assert_eq!(p.states, s.states_bytes);
+        // At most three layers of requests and of responses at once.
+        let per = layer_bytes(nearest(4, 21_000_000), 1e6 / (1u64 << 22) as f64);
+        assert!(p.requests as f64 <= 3.0 * 1e6 * per.requests, "{p:?}");
+        assert!(p.responses as f64 <= 3.0 * 1e6 * per.responses, "{p:?}");
+    }
+
+    /// Values follow the game's share of exact values: 3x3 to 1024's take
+    /// most of its store, 4x4 to 32's almost nothing.
+    #[test]
+    fn values_follow_the_exact_share() {
+        let layers: Vec<LayerCount> = (4..=40).step_by(2).map(|s| layer(s, 1_000_000)).collect();
+        let of = |n: u32, t: u64| store_size(&Game::new(n, t, 1.0).unwrap(), &layers, 19, 1 << 22);
+        let (three, four) = (of(3, 1024), of(4, 32));
+        assert!(three.values_bytes > 2 * three.states_bytes, "{three:?}");
+        assert!(four.values_bytes * 100 < four.states_bytes, "{four:?}");
+        assert!(three.exact_value_share_measured && four.exact_value_share_measured);
+        let unsolved = of(4, 128);
+        assert!(!unsolved.exact_value_share_measured);
+        assert!(unsolved.total_bytes_if_values_vary > 5 * unsolved.total_bytes);
+    }
 }
