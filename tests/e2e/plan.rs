@@ -273,3 +273,65 @@ fn plan_refuses_bad_input() {
         assert!(!err.contains("panicked"), "{args:?}: {err}");
     }
 }
+
+/// The object bytes under the top folders of a local store (files removed
+/// while it is read are skipped).
+fn object_bytes(store: &std::path::Path) -> u64 {
+    fn walk(dir: &std::path::Path) -> u64 {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return 0;
+        };
+        entries
+            .flatten()
+            .map(|e| match e.file_type() {
+                Ok(t) if t.is_dir() => walk(&e.path()),
+                Ok(t) if t.is_file() => e.metadata().map_or(0, |m| m.len()),
+                _ => 0,
+            })
+            .sum()
+    }
+    let Ok(entries) = std::fs::read_dir(store) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| walk(&e.path()))
+        .sum()
+}
+
+/// A real solve of 3x3 to 256 (a game the calibration did not measure),
+/// its store sampled as it runs: `plan`'s peak and final are within 25%.
+#[test]
+fn plan_store_matches_a_live_3x3_to_256() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s");
+    let mut child = bin()
+        .args(["solve", "--board", "3", "--target", "256", "--store"])
+        .arg(&store)
+        .arg("--json")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut peak = 0;
+    let status = loop {
+        peak = peak.max(object_bytes(&store));
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    assert!(status.success());
+    let last = object_bytes(&store);
+    let peak = peak.max(last);
+    let p = plan_json(&["--board", "3", "--target", "256"]);
+    for (key, measured) in [("store_peak_bytes", peak), ("store_final_bytes", last)] {
+        let planned = p[key].as_u64().unwrap();
+        let ratio = planned as f64 / measured as f64;
+        assert!(
+            (0.75..=1.25).contains(&ratio),
+            "3x3 to 256: {key} {planned} vs {measured} measured ({ratio:.3})"
+        );
+    }
+}
