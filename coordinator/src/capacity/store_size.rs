@@ -1,6 +1,6 @@
 //! The store's peak and final size: the run simulated layer by layer, as
 //! the driver writes and deletes each kind of object, with bytes a state
-//! measured per board ([`super::store_calibration`]).
+//! measured on the solved games ([`super::store_calibration`]).
 //!
 //! The forward pass merges layer S (its `states/` are written), deletes the
 //! runs that layer S-4's enumerate wrote (a bundle holds runs for S-2 and
@@ -11,7 +11,11 @@
 //! deletes the requests of S-2 (both layers they ask are gathered). The
 //! store is taken after each of these stages; the peak is the largest,
 //! the final what is left. Records (`commits/`, `layers/`) are counted whole
-//! at every step: an upper figure.
+//! at every step: an upper figure. Every layer's values and policy take the
+//! game's share of exact values (measured a game, not a layer: 3x3 to
+//! 1024's layers range from none to 87% exact): the same final values (their
+//! bytes are linear in the share), only their growth over the backward pass
+//! is approximate.
 
 use std::collections::BTreeMap;
 
