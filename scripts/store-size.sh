@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The store's size over a run: samples `du -sb` of each top folder of a
+# The store's size over a run: samples the object bytes (the files' sizes,
+# as an object store holds them; no folder entries) of each top folder of a
 # local store while a command runs, then prints the peak of each folder, the
 # peak of the whole store (the largest sum of one sample) and the final
-# sizes, in bytes and bytes a state.
+# sizes, in bytes and bytes a state. INTERVAL_S may be a fraction.
 #
 #   scripts/store-size.sh STORE INTERVAL_S COMMAND...
 #   scripts/store-size.sh /tmp/s 15 target/release/solve2048 solve \
@@ -24,10 +25,10 @@ pid=$!
 sample() {
   [[ -d "$store" ]] || return 0
   local t now
-  now=$(date +%s)
+  now=$(date +%s.%N)
   for d in "$store"/*/; do
     [[ -d "$d" ]] || continue
-    t=$(du -sb "$d" 2>/dev/null | cut -f1) || continue
+    t=$(find "$d" -type f -printf '%s\n' 2>/dev/null | awk '{s += $1} END {print s + 0}') || continue
     printf '%s\t%s\t%s\n' "$now" "$(basename "$d")" "${t:-0}" >>"$samples"
   done
 }
@@ -49,7 +50,7 @@ except (OSError, KeyError, ValueError):
 by_time = collections.defaultdict(dict)
 for line in open(samples):
     t, kind, size = line.split("\t")
-    by_time[int(t)][kind] = int(size)
+    by_time[float(t)][kind] = int(size)
 times = sorted(by_time)
 kinds = sorted({k for s in by_time.values() for k in s})
 per = lambda b: f"{b / states:.3f}" if states else "-"

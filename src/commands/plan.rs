@@ -158,11 +158,38 @@ fn render_plan(p: &solve2048_coordinator::capacity::Plan) -> String {
     let s = &p.store;
     let _ = writeln!(
         o,
-        "\nstore: {} (states {}, values {}, policy {})",
+        "\nstore, final: {} (states {}, values {}, policy {}, records {}; {:.2}% of values exactly 0 or 1, {})",
         human::bytes(s.total_bytes),
         human::bytes(s.states_bytes),
         human::bytes(s.values_bytes),
-        human::bytes(s.policy_bytes)
+        human::bytes(s.policy_bytes),
+        human::bytes(s.records_bytes),
+        100.0 * s.exact_value_share,
+        if s.exact_value_share_measured {
+            "measured"
+        } else {
+            "assumed"
+        }
+    );
+    let k = &s.peak.bytes;
+    let _ = writeln!(
+        o,
+        "store, peak: {} after the {} of layer {} ({} pass): states {}, runs {}, requests {}, responses {}, values {}, policy {}, records {}",
+        human::bytes(s.peak_bytes),
+        s.peak.stage,
+        s.peak.sum,
+        if s.peak.phase == "enumerate" {
+            "forward"
+        } else {
+            "backward"
+        },
+        human::bytes(k.states),
+        human::bytes(k.runs),
+        human::bytes(k.requests),
+        human::bytes(k.responses),
+        human::bytes(k.values),
+        human::bytes(k.policy),
+        human::bytes(k.records)
     );
     let r = &p.store_requests;
     let _ = writeln!(

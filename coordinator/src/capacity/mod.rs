@@ -12,8 +12,9 @@
 //! - [`memory`]: what a worker needs, from the footprints by which workers
 //!   admit tasks: bounded by the chunk size and the largest group, not by
 //!   the layers.
-//! - [`store_size`]: the solved store, from bytes a state measured on real
-//!   stores.
+//! - [`store_size`]: the store's peak and final size, simulated layer by
+//!   layer with bytes a state of each object kind measured on real stores
+//!   ([`store_calibration`]).
 //! - [`requests`]: the store requests of a job and their price, from
 //!   requests a chunk measured on real runs.
 //! - [`duration`]: wall time on a cluster, from per-core rates measured end
@@ -26,6 +27,7 @@ pub mod duration;
 pub mod growth;
 pub mod memory;
 pub mod requests;
+pub mod store_calibration;
 pub mod store_size;
 pub mod tables;
 
@@ -40,7 +42,7 @@ pub use counts::{
 pub use duration::{duration, Duration};
 pub use memory::{memory, Memory};
 pub use requests::{store_requests, StoreRequests};
-pub use store_size::{store_size, StoreSize};
+pub use store_size::{store_size, KindBytes, StorePeak, StoreSize};
 
 use crate::records::CoordinatorError;
 
@@ -145,8 +147,13 @@ pub struct Plan {
     pub memory: Memory,
     /// Whether the worker memory holds the worker's needs.
     pub fits: bool,
-    /// Store size.
+    /// Store size: peak and final, by kind.
     pub store: StoreSize,
+    /// The largest the store gets during the job, transient objects
+    /// included (`store.peak_bytes`).
+    pub store_peak_bytes: u64,
+    /// The solved store (`store.total_bytes`).
+    pub store_final_bytes: u64,
     /// Store requests and their price.
     pub store_requests: StoreRequests,
     /// Duration on the cluster.
@@ -194,7 +201,8 @@ pub fn plan(
             }
         })
         .collect();
-    let store = store_size(states);
+    let store_requests = store_requests(&parts, cluster.chunk_size);
+    let store = store_size(game, &layers, store_requests.chunks, cluster.chunk_size);
     let fastest = options
         .iter()
         .map(|o| o.duration.total_seconds)
@@ -254,7 +262,7 @@ pub fn plan(
         duration::ENUMERATE_RATE_PER_CORE / 1e6,
         duration::SOLVE_RATE_PER_CORE / 1e6,
     ));
-    notes.push(store_size::STORE_NOTE.to_string());
+    notes.push(store_size::store_note(game, &layers, &store));
     notes.push(requests::REQUESTS_NOTE.to_string());
     Ok(Plan {
         game: game.name(),
@@ -268,8 +276,10 @@ pub fn plan(
         largest_part,
         fits: memory.needed_bytes <= cluster.worker_memory_bytes,
         memory,
+        store_peak_bytes: store.peak_bytes,
+        store_final_bytes: store.total_bytes,
         store,
-        store_requests: store_requests(&parts, cluster.chunk_size),
+        store_requests,
         duration: duration(&layers, cluster),
         options,
         recommended,

@@ -1,57 +1,306 @@
-//! The size of a solved store, from bytes a state measured on real 4x4
-//! stores made with the default chunk size.
+//! The store's peak and final size: the run simulated layer by layer, as
+//! the driver writes and deletes each kind of object, with bytes a state
+//! measured on the solved games ([`super::store_calibration`]).
+//!
+//! The forward pass merges layer S (its `states/` are written), deletes the
+//! runs that layer S-4's enumerate wrote (a bundle holds runs for S-2 and
+//! S), then enumerates S (its runs are written). The backward pass, from
+//! the top down, at each layer S: solves S (`values/`, `policy/`) while the
+//! chunks of S-4 ask (`requests/`); deletes the responses the gather of S+4
+//! wrote (they answered S+2 and S); gathers S (responses for S-2 and S-4);
+//! deletes the requests of S-2 (both layers they ask are gathered). The
+//! store is taken after each of these stages; the peak is the largest,
+//! the final what is left. Records (`commits/`, `layers/`) are counted whole
+//! at every step: an upper figure. Every layer's values and policy take the
+//! game's share of exact values (measured a game, not a layer: 3x3 to
+//! 1024's layers range from none to 87% exact): the same final values (their
+//! bytes are linear in the share), only their growth over the backward pass
+//! is approximate.
+
+use std::collections::BTreeMap;
 
 use serde::Serialize;
+use solve2048_core::Game;
 
-/// Bytes on disk a state of `states/` objects (zstd level 3, default chunk
-/// size): measured on 4x4 to 32 (`solve --board 4 --target 32`, README
-/// "Measured").
-pub const STATES_BYTES_PER_STATE: f64 = 0.39;
+use super::counts::LayerCount;
+use super::store_calibration::{
+    exact_share, layer_bytes, nearest, split_bytes, ShareSource, RECORD_BYTES_PER_CHUNK,
+    RECORD_BYTES_PER_LARGE_LAYER_STATE, VALUES_3X3,
+};
 
-/// Bytes on disk a state of `values/` objects. 4x4 to 32 needs almost
-/// nothing (every value is 1); a game whose values vary takes more: 0.35 on
-/// 4x4 to 16 at discount 0.99, 3.37 on 3x3 to 1024. Planned at the 3x3
-/// figure, since a 4x4-to-64 or -128 store has values that vary as much;
-/// an f64 never takes more than 8.
-pub const VALUES_BYTES_PER_STATE: f64 = 3.37;
-
-/// Bytes on disk a state of `policy/` objects: 0.03 on 4x4 to 32, 0.18 on
-/// 4x4 to 16 at discount 0.99, 0.59 on 3x3 to 1024; planned at the 4x4 one
-/// with varied values.
-pub const POLICY_BYTES_PER_STATE: f64 = 0.18;
-
-/// What the store size rests on.
-pub const STORE_NOTE: &str = "store: measured bytes a state at the default chunk size and zstd \
-     level 3: states 0.39 (4x4 to 32), values 3.37 (3x3 to 1024; 4x4 to 32 takes ~0 and 4x4 to 16 \
-     at discount 0.99 0.35, so this is an upper figure for a game whose values vary), policy 0.18 \
-     (4x4 to 16 at discount 0.99); transient objects (runs, requests, responses awaiting their \
-     readers, a few layers at a time) not included";
-
-/// The size of a solved store.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-pub struct StoreSize {
-    /// `states/` objects.
-    pub states_bytes: u64,
-    /// `values/` objects.
-    pub values_bytes: u64,
-    /// `policy/` objects.
-    pub policy_bytes: u64,
-    /// All three.
-    pub total_bytes: u64,
+/// Bytes of each kind of object.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct KindBytes {
+    /// `states/`.
+    pub states: u64,
+    /// `runs/` (forward pass).
+    pub runs: u64,
+    /// `requests/` (backward pass).
+    pub requests: u64,
+    /// `responses/` (backward pass).
+    pub responses: u64,
+    /// `values/`.
+    pub values: u64,
+    /// `policy/`.
+    pub policy: u64,
+    /// `commits/` and `layers/`.
+    pub records: u64,
 }
 
-/// The store size of a job with `states` states.
-pub fn store_size(states: u64) -> StoreSize {
-    let b = |per: f64| (states as f64 * per) as u64;
-    let (s, v, p) = (
-        b(STATES_BYTES_PER_STATE),
-        b(VALUES_BYTES_PER_STATE),
-        b(POLICY_BYTES_PER_STATE),
+impl KindBytes {
+    /// All kinds.
+    pub fn total(&self) -> u64 {
+        self.states
+            + self.runs
+            + self.requests
+            + self.responses
+            + self.values
+            + self.policy
+            + self.records
+    }
+}
+
+/// When the store is largest.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct StorePeak {
+    /// `enumerate` (forward) or `solve` (backward).
+    pub phase: &'static str,
+    /// The stage just done: `merge`, `enumerate`, `solve` or `gather`.
+    pub stage: &'static str,
+    /// Its layer (tile sum).
+    pub sum: u32,
+    /// The store then, by kind.
+    pub bytes: KindBytes,
+}
+
+/// The store's size over a job.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct StoreSize {
+    /// `states/` of the solved store.
+    pub states_bytes: u64,
+    /// `values/` of the solved store.
+    pub values_bytes: u64,
+    /// `policy/` of the solved store.
+    pub policy_bytes: u64,
+    /// Records of the solved store.
+    pub records_bytes: u64,
+    /// The solved store (all of the above).
+    pub total_bytes: u64,
+    /// The largest the store gets, transient objects included.
+    pub peak_bytes: u64,
+    /// When, and of what.
+    pub peak: StorePeak,
+    /// The share of states whose value is exactly 0 or 1, as modelled.
+    pub exact_value_share: f64,
+    /// Whether that share was measured on this game (else assumed from the
+    /// largest solved game of its board).
+    pub exact_value_share_measured: bool,
+    /// The solved store were its values to vary as much as 3x3 to 1024's
+    /// (a fifth exact): the upper figure when the share is assumed.
+    pub total_bytes_if_values_vary: u64,
+}
+
+/// The store of `game` over `layers`, `chunks` chunks of `chunk_size`.
+pub fn store_size(game: &Game, layers: &[LayerCount], chunks: u64, chunk_size: u64) -> StoreSize {
+    let (share, source) = exact_share(game);
+    let run = simulate(game.n, layers, chunks, chunk_size.max(1), share);
+    let vary = simulate(
+        game.n,
+        layers,
+        chunks,
+        chunk_size.max(1),
+        share.min(exact_share(&Game::new(3, 1024, 1.0).expect("a game")).0),
     );
+    let f = run.last;
     StoreSize {
-        states_bytes: s,
-        values_bytes: v,
-        policy_bytes: p,
-        total_bytes: s + v + p,
+        states_bytes: f.states,
+        values_bytes: f.values,
+        policy_bytes: f.policy,
+        records_bytes: f.records,
+        total_bytes: f.total(),
+        peak_bytes: run.peak.bytes.total(),
+        peak: run.peak,
+        exact_value_share: share,
+        exact_value_share_measured: source == ShareSource::Measured,
+        total_bytes_if_values_vary: vary.last.total(),
+    }
+}
+
+/// What [`simulate`] found.
+struct Run {
+    peak: StorePeak,
+    last: KindBytes,
+}
+
+/// Walk the job's stages (see the module doc), with `share` of the values
+/// exact.
+fn simulate(board: u8, layers: &[LayerCount], chunks: u64, chunk_size: u64, share: f64) -> Run {
+    let n: BTreeMap<u32, u64> = layers
+        .iter()
+        .filter(|l| l.states > 0)
+        .map(|l| (l.sum, l.states))
+        .collect();
+    let states_of = |s: u32| n.get(&s).copied().unwrap_or(0);
+    let measured = nearest(board, n.values().sum());
+    let per = |s: u32| layer_bytes(measured, states_of(s) as f64 / chunk_size as f64);
+    let bytes = |s: u32, b: f64| (states_of(s) as f64 * b) as u64;
+    let (values, policy) = split_bytes(board);
+    let split = |s: u32, v: super::store_calibration::SplitBytes| {
+        bytes(s, share * v.exact + (1.0 - share) * v.varied)
+    };
+    let large: u64 = n.values().filter(|&&s| s > chunk_size).sum();
+    let mut live = KindBytes {
+        records: (chunks as f64 * RECORD_BYTES_PER_CHUNK
+            + large as f64 * RECORD_BYTES_PER_LARGE_LAYER_STATE) as u64,
+        ..KindBytes::default()
+    };
+    let mut peak = StorePeak {
+        phase: "enumerate",
+        stage: "merge",
+        sum: 4,
+        bytes: live,
+    };
+    let mut check = |live: &KindBytes, phase, stage, sum| {
+        if live.total() > peak.bytes.total() {
+            peak = StorePeak {
+                phase,
+                stage,
+                sum,
+                bytes: *live,
+            };
+        }
+    };
+    let last = n.keys().next_back().copied().unwrap_or(4);
+    // Forward.
+    let mut runs: BTreeMap<u32, u64> = BTreeMap::new();
+    for s in (4..=last).step_by(2) {
+        live.states += bytes(s, per(s).states);
+        check(&live, "enumerate", "merge", s);
+        live.runs -= runs.remove(&(s.saturating_sub(4))).unwrap_or(0);
+        let r = bytes(s, per(s).runs);
+        runs.insert(s, r);
+        live.runs += r;
+        check(&live, "enumerate", "enumerate", s);
+    }
+    live.runs = 0;
+    // Backward.
+    let top = last + 4;
+    let mut requests: BTreeMap<u32, u64> = BTreeMap::new();
+    let mut responses: BTreeMap<u32, u64> = BTreeMap::new();
+    for s in (4..=top).rev().step_by(2) {
+        live.values += split(s, values);
+        live.policy += split(s, policy);
+        let asking = if s == top {
+            vec![s - 2, s - 4]
+        } else {
+            vec![s - 4]
+        };
+        for l in asking.into_iter().filter(|&l| l >= 4) {
+            let q = bytes(l, per(l).requests);
+            requests.insert(l, q);
+            live.requests += q;
+        }
+        check(&live, "solve", "solve", s);
+        live.responses -= responses.remove(&(s + 4)).unwrap_or(0);
+        let answered: u64 = [s.saturating_sub(2), s.saturating_sub(4)]
+            .into_iter()
+            .filter(|&l| l >= 4)
+            .map(|l| bytes(l, per(l).responses) / 2)
+            .sum();
+        if answered > 0 {
+            responses.insert(s, answered);
+            live.responses += answered;
+            check(&live, "solve", "gather", s);
+        }
+        live.requests -= requests.remove(&(s.saturating_sub(2))).unwrap_or(0);
+    }
+    live.responses = 0;
+    live.requests = 0;
+    Run { peak, last: live }
+}
+
+/// What the store size rests on, for `game`.
+pub fn store_note(game: &Game, layers: &[LayerCount], store: &StoreSize) -> String {
+    let (share, source) = exact_share(game);
+    let measured = nearest(game.n, layers.iter().map(|l| l.states).sum());
+    let values = match source {
+        ShareSource::Measured => format!(
+            "{:.2}% of its values exactly 0 or 1 (measured on this game)",
+            100.0 * share
+        ),
+        ShareSource::Assumed { from_target } => format!(
+            "{:.2}% of its values exactly 0 or 1, ASSUMED from {n}x{n} to {from_target}, the \
+             largest such game solved here (were they to vary as 3x3 to 1024's do, the solved \
+             store would hold {:.3e} bytes)",
+            100.0 * share,
+            store.total_bytes_if_values_vary as f64,
+            n = game.n,
+        ),
+    };
+    format!(
+        "store: peak and final simulated layer by layer as the driver writes and deletes each \
+         kind (states, runs, requests, responses, values, policy, records), with bytes a state \
+         by chunks a layer measured on {m}x{m} to {t} ({ms} states; the measured game of the board \
+         nearest in states, of 4x4 to 16 and 32 and 3x3 to 1024; zstd level 3; a layer larger \
+         than the largest measured taken at its bytes a state, so the transients of larger layers \
+         may be low); values and policy from the share of exact values: {values}; an exact value \
+         takes {:.4} bytes on 4x4, a varied one {:.2} (3x3 to 1024); object bytes, without a \
+         local store's folder entries",
+        super::store_calibration::VALUES_4X4.exact,
+        VALUES_3X3.varied,
+        m = measured.board,
+        t = measured.target,
+        ms = measured.states,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capacity::counts::Source;
+
+    fn layer(sum: u32, states: u64) -> LayerCount {
+        LayerCount {
+            sum,
+            parts: 1,
+            states,
+            source: Source::Exact,
+        }
+    }
+
+    /// Transients are gone at the end; the peak comes while they are not.
+    #[test]
+    fn transients_are_freed_and_counted_at_the_peak() {
+        let game = Game::new(4, 32, 1.0).unwrap();
+        let layers: Vec<LayerCount> = (4..=40).step_by(2).map(|s| layer(s, 1_000_000)).collect();
+        let s = store_size(&game, &layers, 21, 1 << 22);
+        assert_eq!(
+            s.total_bytes,
+            s.states_bytes + s.values_bytes + s.policy_bytes + s.records_bytes
+        );
+        assert!(s.peak_bytes > s.total_bytes, "{s:?}");
+        let p = s.peak.bytes;
+        assert!(p.requests > 0 && p.responses > 0, "{p:?}");
+        assert_eq!(p.runs, 0);
+        assert_eq!(p.states, s.states_bytes);
+        // At most three layers of requests and of responses at once.
+        let per = layer_bytes(nearest(4, 21_000_000), 1e6 / (1u64 << 22) as f64);
+        assert!(p.requests as f64 <= 3.0 * 1e6 * per.requests, "{p:?}");
+        assert!(p.responses as f64 <= 3.0 * 1e6 * per.responses, "{p:?}");
+    }
+
+    /// Values follow the game's share of exact values: 3x3 to 1024's take
+    /// most of its store, 4x4 to 32's almost nothing.
+    #[test]
+    fn values_follow_the_exact_share() {
+        let layers: Vec<LayerCount> = (4..=40).step_by(2).map(|s| layer(s, 1_000_000)).collect();
+        let of = |n: u32, t: u64| store_size(&Game::new(n, t, 1.0).unwrap(), &layers, 19, 1 << 22);
+        let (three, four) = (of(3, 1024), of(4, 32));
+        assert!(three.values_bytes > 2 * three.states_bytes, "{three:?}");
+        assert!(four.values_bytes * 100 < four.states_bytes, "{four:?}");
+        assert!(three.exact_value_share_measured && four.exact_value_share_measured);
+        let unsolved = of(4, 128);
+        assert!(!unsolved.exact_value_share_measured);
+        assert!(unsolved.total_bytes_if_values_vary > 5 * unsolved.total_bytes);
     }
 }

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Reruns the store model's calibration: solves each game into a fresh local
+# store while scripts/store-size.sh samples its object bytes, then prints
+# the measured peak and final store next to `plan --json`'s
+# store_peak_bytes and store_final_bytes (and their ratio), and the figures
+# the model rests on (coordinator/src/capacity/store_calibration.rs): the
+# share of exact values, and bytes a state of each kind by chunks a layer,
+# read from the store's objects and commit records.
+#
+#   scripts/store-calibrate.sh [BOARD:TARGET:INTERVAL_S ...]
+#   scripts/store-calibrate.sh 3:1024:0.2 4:16:0.2        # about a minute
+#   scripts/store-calibrate.sh 4:32:15                    # about 35 minutes
+#
+# Defaults to 3:1024:0.2 4:16:0.2. SOLVE2048 names the binary (default
+# target/release/solve2048), WORK the folder for the stores (default a new
+# temporary one), THREADS the solve's threads (default 2). Each game's row
+# is printed as tests/data/store-calibration.csv holds it.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+bin=${SOLVE2048:-target/release/solve2048}
+work=${WORK:-$(mktemp -d)}
+mkdir -p "$work"
+threads=${THREADS:-2}
+games=("$@")
+[[ ${#games[@]} -gt 0 ]] || games=(3:1024:0.2 4:16:0.2)
+[[ -x "$bin" ]] || { echo "no binary at $bin (cargo build --release, or set SOLVE2048)" >&2; exit 2; }
+rows=()
+for g in "${games[@]}"; do
+  IFS=: read -r board target interval <<<"$g"
+  store="$work/s-$board-$target"
+  rm -rf "$store"
+  echo "== ${board}x$board to $target (sampling every ${interval}s) into $store" >&2
+  "$here/store-size.sh" "$store" "$interval" "$bin" solve --board "$board" --target "$target" \
+    --threads "$threads" --store "$store" --json >"$store.out" 2>"$store.err"
+  sed -n '/^folder/,$p' "$store.out" >&2
+  "$bin" plan --board "$board" --target "$target" --json >"$store.plan.json"
+  rows+=("$(python3 - "$store" "$board" "$target" <<'PY'
+import collections, json, os, re, subprocess, sys, array
+store, board, target = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+plan = json.load(open(store + ".plan.json"))
+by_time = collections.defaultdict(dict)
+for line in open(store + ".sizes.tsv"):
+    t, kind, size = line.split("\t")
+    by_time[float(t)][kind] = int(size)
+totals = [sum(s.values()) for _, s in sorted(by_time.items())]
+peak, final = max(totals), totals[-1]
+def rec(path):
+    with open(path) as f:
+        return json.load(f)["record"]
+def du(d):
+    return sum(os.path.getsize(os.path.join(r, f)) for r, _, fs in os.walk(d) for f in fs)
+# States a layer, and each kind's bytes by the layer that wrote (or asked).
+n = {}
+for f in os.listdir(f"{store}/layers"):
+    r = rec(f"{store}/layers/{f}")
+    n[r["sum"]] = sum(c["count"] for p in r["parts"] for c in p["chunks"])
+by = {k: collections.Counter() for k in ("runs", "requests", "responses")}
+for f in os.listdir(f"{store}/commits"):
+    m = re.match(r"(\w+)-s(\d+)", f)
+    if not m:
+        continue
+    r, layer = rec(f"{store}/commits/{f}"), int(m.group(2))
+    for x in r.get("Enumerated", {}).get("runs", []):
+        by["runs"][layer] += x["len"]
+    for x in r.get("Requests", []):
+        by["requests"][layer] += x["len"]
+    for x in r.get("Responses", []):
+        by["responses"][x["source"]["part"]["sum"]] += x["len"]
+# Exact values (0 or 1), decoded from values/ (72-byte header, then zstd).
+exact = states = 0
+for root, _, files in os.walk(f"{store}/values"):
+    for f in files:
+        raw = open(os.path.join(root, f), "rb").read()
+        body = subprocess.run(["zstd", "-dc"], input=raw[72:], capture_output=True, check=True).stdout
+        a = array.array("d")
+        a.frombytes(body)
+        states += len(a)
+        exact += a.count(1.0) + a.count(0.0)
+chunk = plan["cluster"]["chunk_size"]
+edges = [0, 0.003, 0.01, 0.03, 0.1, 0.3, 1, 3, 10, float("inf")]
+bins = collections.defaultdict(lambda: collections.Counter())
+for layer, count in n.items():
+    if not count:
+        continue
+    c = count / chunk
+    i = max(j for j in range(len(edges) - 1) if c >= edges[j])
+    b = bins[i]
+    b["n"] += count
+    b["c"] += count * c
+    b["states"] += du(f"{store}/states/s{layer:05d}")
+    for k in by:
+        b[k] += by[k][layer]
+print(f"{board}x{board} to {target}: exact values {exact} of {states} ({exact / max(states, 1):.5f}); "
+      "bytes a state by chunks a layer (chunks, states, runs, requests, responses, layer states):", file=sys.stderr)
+for i in sorted(bins):
+    b = bins[i]
+    print("  row(%.5f, %.3f, %.3f, %.3f, %.3f), // %d" % (b["c"] / b["n"], b["states"] / b["n"], b["runs"] / b["n"],
+          b["requests"] / b["n"], b["responses"] / b["n"], b["n"]), file=sys.stderr)
+mp, mf = plan["store_peak_bytes"], plan["store_final_bytes"]
+print(f"{board},{target},{plan['states']},{peak},{final},{mp},{mf},{mp / peak:.3f},{mf / final:.3f}")
+PY
+)")
+done
+echo "board,target,states,measured_peak_bytes,measured_final_bytes,plan_peak_bytes,plan_final_bytes,peak_ratio,final_ratio"
+printf '%s\n' "${rows[@]}"
