@@ -106,6 +106,10 @@ const LONGEST_RECOMMENDED_SECONDS: f64 = 30.0 * 24.0 * 3600.0;
 /// The largest store a plan recommends a cluster for (1 PiB).
 const LARGEST_RECOMMENDED_STORE: u64 = 1 << 50;
 
+/// The most memory a plan asks of one worker for its largest task (1 TiB,
+/// about the largest machines most clouds rent by the hour).
+const LARGEST_RECOMMENDED_WORKER: u64 = 1 << 40;
+
 /// A cluster shape and how long the job takes on it.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct ClusterOption {
@@ -215,6 +219,11 @@ pub fn plan(
             WORKER_COUNTS[WORKER_COUNTS.len() - 1],
             cluster.threads_per_worker,
             fastest / 86400.0
+        ))
+    } else if memory.minimum_bytes > LARGEST_RECOMMENDED_WORKER {
+        Some(format!(
+            "its largest task needs a worker of {:.2} TiB (a merge holds its group's runs)",
+            memory.minimum_bytes as f64 / (1u64 << 40) as f64
         ))
     } else if store.total_bytes > LARGEST_RECOMMENDED_STORE {
         Some(format!(
