@@ -262,10 +262,39 @@ impl Store {
 
     /// Read a whole object, or `None` if it does not exist.
     pub async fn get(&self, object: &str) -> Result<Option<Bytes>, StoreError> {
+        self.fetch(object, None).await
+    }
+
+    /// Read bytes `[offset, offset + len)` of an object that must exist.
+    pub async fn get_range(
+        &self,
+        object: &str,
+        offset: u64,
+        len: u64,
+    ) -> Result<Bytes, StoreError> {
+        let range = GetRange::Bounded(offset..offset + len);
+        self.fetch(object, Some(range))
+            .await?
+            .ok_or_else(|| StoreError::Missing {
+                object: object.to_string(),
+            })
+    }
+
+    /// Read `range` of an object (all of it for None), or `None` if it does
+    /// not exist; a body shorter than announced is retried, never returned.
+    async fn fetch(
+        &self,
+        object: &str,
+        range: Option<GetRange>,
+    ) -> Result<Option<Bytes>, StoreError> {
         let path = ObjectPath::from(object);
         let got = self
             .retrying(Op::Get, object, || async {
-                let r = match self.inner.get(&path).await {
+                let options = GetOptions {
+                    range: range.clone(),
+                    ..GetOptions::default()
+                };
+                let r = match self.inner.get_opts(&path, options).await {
                     Ok(r) => r,
                     Err(object_store::Error::NotFound { .. }) => return Ok(None),
                     Err(e) => return Err(Attempt::answer(e)),
@@ -288,46 +317,6 @@ impl Store {
             self.read.fetch_add(bytes.len() as u64, Ordering::Relaxed);
         }
         Ok(got)
-    }
-
-    /// Read bytes `[offset, offset + len)` of an object that must exist.
-    pub async fn get_range(
-        &self,
-        object: &str,
-        offset: u64,
-        len: u64,
-    ) -> Result<Bytes, StoreError> {
-        let path = ObjectPath::from(object);
-        let got = self
-            .retrying(Op::Get, object, || async {
-                let options = GetOptions {
-                    range: Some(GetRange::Bounded(offset..offset + len)),
-                    ..GetOptions::default()
-                };
-                let r = match self.inner.get_opts(&path, options).await {
-                    Ok(r) => r,
-                    Err(object_store::Error::NotFound { .. }) => return Ok(None),
-                    Err(e) => return Err(Attempt::answer(e)),
-                };
-                let expected = r.range.end - r.range.start;
-                let bytes = r.bytes().await.map_err(Attempt::body)?;
-                if bytes.len() as u64 != expected {
-                    return Err(Attempt::short(bytes.len() as u64, expected));
-                }
-                Ok(Some(bytes))
-            })
-            .await
-            .map_err(|f| {
-                f.or(|source| StoreError::Read {
-                    object: object.to_string(),
-                    source,
-                })
-            })?;
-        let bytes = got.ok_or_else(|| StoreError::Missing {
-            object: object.to_string(),
-        })?;
-        self.read.fetch_add(bytes.len() as u64, Ordering::Relaxed);
-        Ok(bytes)
     }
 
     /// Read a whole object that must exist.
