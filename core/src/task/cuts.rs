@@ -15,6 +15,22 @@ pub fn merge_pieces(run_keys: u64, chunk_size: u64) -> usize {
         .max(1) as usize
 }
 
+/// Frames a chunk of keys makes in a run: a run longer than
+/// [`run_frame_keys`] is written in frames of that many keys, so a merge
+/// piece reads, of each run, the frames of its key range and at most two
+/// more (at its ends), not the whole run.
+pub const RUN_FRAMES_PER_CHUNK: u64 = 256;
+
+/// Keys in one frame of a run at chunk size `chunk_size`: 1/256 of a chunk
+/// (16 Ki keys at the default chunk), but at least 256 so that the small
+/// chunks of tests do not write frames mostly of headers, or 1/16 of a
+/// chunk below 4,096 states (where tests watch a merge stay bounded).
+pub fn run_frame_keys(chunk_size: u64) -> u64 {
+    (chunk_size / RUN_FRAMES_PER_CHUNK)
+        .max(256.min(chunk_size / 16))
+        .max(1)
+}
+
 /// Request keys a gather task reads at most, in chunks of the job: it holds
 /// them compressed (about 2 bytes a key) while it answers them.
 pub const GATHER_READ_CHUNKS: u64 = 16;
@@ -44,6 +60,7 @@ pub const PIECE_CHUNKS: u32 = 1 << 16;
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::task::DEFAULT_CHUNK_SIZE;
 
     #[test]
     fn gathers_and_merges_are_cut_by_chunks() {
@@ -57,5 +74,9 @@ mod tests {
         assert_eq!(merge_pieces(0, 100), 1);
         assert_eq!(merge_pieces(800, 100), 1);
         assert_eq!(merge_pieces(801, 100), 2);
+        assert_eq!(run_frame_keys(DEFAULT_CHUNK_SIZE), 16 << 10);
+        assert_eq!(run_frame_keys(20_000), 256);
+        assert_eq!(run_frame_keys(400), 25);
+        assert_eq!(run_frame_keys(3), 1);
     }
 }

@@ -29,13 +29,16 @@ mod job;
 mod objects;
 
 pub use cuts::{
-    gather_cuts, merge_pieces, GATHER_ANSWER_CHUNKS, GATHER_READ_CHUNKS, MERGE_RUN_CHUNKS,
-    PIECE_CHUNKS,
+    gather_cuts, merge_pieces, run_frame_keys, GATHER_ANSWER_CHUNKS, GATHER_READ_CHUNKS,
+    MERGE_RUN_CHUNKS, PIECE_CHUNKS, RUN_FRAMES_PER_CHUNK,
 };
 pub use job::{
     result_digest, JobManifest, JobSpec, LayerIndex, ManifestError, PartIndex, Phase, SolvedSummary,
 };
-pub use objects::{AttemptId, ChunkRef, RequestRef, ResponseRef, RunRef, SolvedRef, RUN_SAMPLES};
+pub use objects::{
+    frames_checksum, AttemptId, ChunkRef, RequestRef, ResponseRef, RunFrame, RunRef, SolvedRef,
+    RUN_SAMPLES,
+};
 
 use crate::evaluation::{ChunkEvaluation, PushRef};
 use crate::part::{ChunkId, PartId};

@@ -82,6 +82,71 @@ pub struct RunRef {
     /// every key of a shorter run): what a merge splits a large group by.
     #[serde(default)]
     pub samples: Vec<u64>,
+    /// A run of more than a frame of keys ([`run_frame_keys`](crate::task::run_frame_keys))
+    /// is written as consecutive frames, each a whole chunk-format blob, so
+    /// that a merge piece reads only the frames that hold its key range;
+    /// empty when the run is one blob.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub frames: Vec<RunFrame>,
+}
+
+/// One frame of a run: a chunk-format blob of its consecutive keys, at a
+/// byte range of the bundle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunFrame {
+    /// Its first key: it holds the run's keys from here to the next
+    /// frame's first.
+    pub first: u64,
+    /// Its first byte in the bundle.
+    pub offset: u64,
+    /// Its length in bytes.
+    pub len: u64,
+    /// Number of keys.
+    pub count: u64,
+    /// Payload checksum.
+    pub checksum: u64,
+}
+
+impl RunRef {
+    /// The blobs the run is stored as: its frames, or itself whole.
+    pub fn blobs(&self) -> Vec<RunFrame> {
+        if !self.frames.is_empty() {
+            return self.frames.clone();
+        }
+        vec![RunFrame {
+            first: 0,
+            offset: self.offset,
+            len: self.len,
+            count: self.count,
+            checksum: self.checksum,
+        }]
+    }
+
+    /// The blobs that may hold keys in `[lo, hi)`: consecutive, so read
+    /// as one byte range.
+    pub fn blobs_in(&self, lo: u64, hi: u64) -> Vec<RunFrame> {
+        let blobs = self.blobs();
+        let ends: Vec<u64> = blobs
+            .iter()
+            .skip(1)
+            .map(|b| b.first)
+            .chain(std::iter::once(u64::MAX))
+            .collect();
+        blobs
+            .into_iter()
+            .zip(ends)
+            .filter(|(b, end)| b.first < hi && *end > lo)
+            .map(|(b, _)| b)
+            .collect()
+    }
+}
+
+/// The checksum a framed run is named by (repair compares it): its frames'
+/// checksums folded in order.
+pub fn frames_checksum(frames: &[RunFrame]) -> u64 {
+    frames.iter().fold(0u64, |acc, f| {
+        acc.rotate_left(17) ^ f.checksum.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+    })
 }
 
 /// Keys a run records as samples of its key range.
@@ -149,5 +214,59 @@ impl ResponseRef {
     /// Exponent of the spawned tile: 1 for a 2, 2 for a 4.
     pub fn tile(&self) -> u8 {
         ((self.part.sum - self.source.part.sum) / 2) as u8
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(firsts: &[u64]) -> RunRef {
+        let frames: Vec<RunFrame> = firsts
+            .iter()
+            .enumerate()
+            .map(|(i, &first)| RunFrame {
+                first,
+                offset: 100 * i as u64,
+                len: 100,
+                count: 10,
+                checksum: i as u64,
+            })
+            .collect();
+        RunRef {
+            part: PartId { sum: 8, max_exp: 2 },
+            group: 0,
+            object: "runs/x".into(),
+            offset: 0,
+            len: 100 * firsts.len() as u64,
+            count: 10 * firsts.len() as u64,
+            checksum: frames_checksum(&frames),
+            samples: Vec::new(),
+            frames,
+        }
+    }
+
+    /// A range reads the frames that may hold its keys, and only those.
+    #[test]
+    fn a_range_reads_its_frames() {
+        let r = run(&[10, 20, 30]);
+        let firsts = |lo, hi| -> Vec<u64> { r.blobs_in(lo, hi).iter().map(|b| b.first).collect() };
+        assert_eq!(firsts(0, u64::MAX), vec![10, 20, 30]);
+        assert_eq!(firsts(15, 25), vec![10, 20]);
+        assert_eq!(firsts(20, 30), vec![20]);
+        assert_eq!(firsts(0, 10), Vec::<u64>::new());
+        assert_eq!(firsts(0, 11), vec![10]);
+        assert_eq!(firsts(31, u64::MAX), vec![30]);
+        // A run of one blob is read whole by every range.
+        let whole = RunRef {
+            frames: Vec::new(),
+            ..run(&[10])
+        };
+        assert_eq!(whole.blobs_in(500, 600).len(), 1);
+        assert_eq!(whole.blobs_in(500, 600)[0].len, whole.len);
+        // The name of a framed run follows every frame's content.
+        let mut other = r.frames.clone();
+        other[1].checksum ^= 1;
+        assert_ne!(frames_checksum(&r.frames), frames_checksum(&other));
     }
 }
