@@ -165,14 +165,16 @@ pub(super) fn plan_units(
             }
             TaskOutput::Runs(runs) => {
                 for r in runs {
-                    section(
-                        &r.object,
-                        ChunkKind::Run,
-                        r.offset,
-                        r.len,
-                        r.count,
-                        r.checksum,
-                    );
+                    for b in r.blobs() {
+                        section(
+                            &r.object,
+                            ChunkKind::Run,
+                            b.offset,
+                            b.len,
+                            b.count,
+                            b.checksum,
+                        );
+                    }
                 }
             }
             TaskOutput::Enumerated {
@@ -181,14 +183,16 @@ pub(super) fn plan_units(
                 pushes,
             } => {
                 for r in runs {
-                    section(
-                        &r.object,
-                        ChunkKind::Run,
-                        r.offset,
-                        r.len,
-                        r.count,
-                        r.checksum,
-                    );
+                    for b in r.blobs() {
+                        section(
+                            &r.object,
+                            ChunkKind::Run,
+                            b.offset,
+                            b.len,
+                            b.count,
+                            b.checksum,
+                        );
+                    }
                 }
                 for r in requests {
                     section(

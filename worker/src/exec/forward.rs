@@ -4,12 +4,13 @@
 //! requests) of the backward pass.
 
 use futures::{StreamExt, TryStreamExt};
-use solve2048_core::chunk::{self, ChunkKind};
+use solve2048_core::chunk::{self, ChunkHeader, ChunkKind};
 use solve2048_core::kernel::{self, GroupedKeys, Merged};
 use solve2048_core::layer::start_parts;
 use solve2048_core::part::{group_of, ChunkId, PartId};
 use solve2048_core::task::{
-    ChunkRef, MergePiece, RequestRef, RunRef, TargetGroups, TaskOutput, PIECE_CHUNKS, RUN_SAMPLES,
+    frames_checksum, run_frame_keys, ChunkRef, MergePiece, RequestRef, RunFrame, RunRef,
+    TargetGroups, TaskOutput, PIECE_CHUNKS, RUN_SAMPLES,
 };
 use solve2048_store::{layout, StoreError};
 
@@ -118,7 +119,7 @@ impl Run<'_> {
     }
 
     /// Write one run per non-empty hash group of each successor part, as one
-    /// bundle.
+    /// bundle; a run longer than a frame ([`run_frame_keys`]) as frames.
     pub(super) async fn write_runs(
         &self,
         source: Option<&ChunkId>,
@@ -140,11 +141,31 @@ impl Run<'_> {
                     group,
                     index: 0,
                 };
-                let (offset, len, checksum) = bundle.add(chunk::encode_keys(
-                    &self.header(ChunkKind::Run, id, keys.len() as u64),
-                    &keys,
-                    self.job.zstd_level.min(TRANSIENT_ZSTD_LEVEL),
-                ));
+                let level = self.job.zstd_level.min(TRANSIENT_ZSTD_LEVEL);
+                let frame_keys = run_frame_keys(self.job.chunk_size) as usize;
+                let mut frames: Vec<RunFrame> = keys
+                    .chunks(frame_keys)
+                    .map(|frame| {
+                        let h = self.header(ChunkKind::Run, id, frame.len() as u64);
+                        let (offset, len, checksum) =
+                            bundle.add(chunk::encode_keys(&h, frame, level));
+                        RunFrame {
+                            first: frame[0],
+                            offset,
+                            len,
+                            count: frame.len() as u64,
+                            checksum,
+                        }
+                    })
+                    .collect();
+                let (offset, len) = (frames[0].offset, frames.iter().map(|f| f.len).sum());
+                let checksum = match frames.as_slice() {
+                    [one] => one.checksum,
+                    many => frames_checksum(many),
+                };
+                if frames.len() == 1 {
+                    frames.clear();
+                }
                 runs.push(RunRef {
                     part,
                     group,
@@ -154,6 +175,7 @@ impl Run<'_> {
                     count: keys.len() as u64,
                     checksum,
                     samples: samples(&keys),
+                    frames,
                 });
             }
         }
@@ -188,39 +210,62 @@ impl Run<'_> {
                 count,
             )
         };
-        // A Vec of futures, not a lazy map: a closure in the stream would
-        // make the task's future not Send for every lifetime.
-        let mut reads = Vec::with_capacity(runs.len());
-        for r in runs {
-            reads.push(self.store.read_key_bytes_at(
-                r.object.clone(),
-                r.offset,
-                r.len,
-                header(r.count),
-            ));
-        }
-        let loaded: Vec<Vec<u8>> = futures::stream::iter(reads)
-            .buffered(8)
-            .try_collect()
-            .await?;
-        let headers: Vec<_> = runs.iter().map(|r| header(r.count)).collect();
         let (lo, hi, first_index) = match piece {
             Some(p) => (p.lo, p.hi, p.index * PIECE_CHUNKS),
             None => (0, u64::MAX, 0),
         };
+        // Of each run, the blobs that may hold keys of the range: one byte
+        // range a run. A Vec of futures, not a lazy map: a closure in the
+        // stream would make the task's future not Send for every lifetime.
+        let blobs: Vec<(&RunRef, Vec<RunFrame>)> = runs
+            .iter()
+            .map(|r| (r, r.blobs_in(lo, hi)))
+            .filter(|(_, b)| !b.is_empty())
+            .collect();
+        let mut reads = Vec::with_capacity(blobs.len());
+        for (r, b) in &blobs {
+            let (start, end) = (b[0].offset, b[b.len() - 1].offset + b[b.len() - 1].len);
+            reads.push(self.store.get_range(&r.object, start, end - start));
+        }
+        let loaded: Vec<bytes::Bytes> = futures::stream::iter(reads)
+            .buffered(8)
+            .try_collect()
+            .await?;
+        // Each blob's bytes, header and name, run by run.
+        let mut sections: Vec<Vec<(bytes::Bytes, ChunkHeader, String)>> = Vec::new();
+        for ((r, b), bytes) in blobs.iter().zip(loaded) {
+            let base = b[0].offset;
+            sections.push(
+                b.iter()
+                    .map(|f| {
+                        let at = (f.offset - base) as usize;
+                        (
+                            bytes.slice(at..at + f.len as usize),
+                            header(f.count),
+                            format!("{} bytes {}..{}", r.object, f.offset, f.offset + f.len),
+                        )
+                    })
+                    .collect(),
+            );
+        }
         let (job, chunk_size) = (self.job.clone(), self.job.chunk_size as usize);
         let (tx, mut rx) = tokio::sync::mpsc::channel::<(ChunkId, u64, Vec<u8>)>(1);
         let merging = tokio::task::spawn_blocking(move || {
-            let streams = loaded
+            // A run's blobs are verified and decoded one after another as
+            // the merge reaches them.
+            let streams = sections
                 .iter()
-                .zip(&headers)
-                .enumerate()
-                .map(|(i, (bytes, h))| {
-                    chunk::stream_keys(bytes, h)
-                        .map(|s| kernel::in_range(s, lo, hi))
-                        .map_err(|e| (i, e))
+                .map(|run| {
+                    let keys = run.iter().flat_map(|(bytes, h, name)| {
+                        let keys: Box<dyn Iterator<Item = _>> = match chunk::stream_keys(bytes, h) {
+                            Ok(s) => Box::new(s.map(move |k| k.map_err(|e| (name.clone(), e)))),
+                            Err(e) => Box::new(std::iter::once(Err((name.clone(), e)))),
+                        };
+                        keys
+                    });
+                    kernel::in_range(keys, lo, hi)
                 })
-                .collect::<Result<Vec<_>, _>>()?;
+                .collect::<Vec<_>>();
             let mut index = first_index;
             let mut keys = Vec::with_capacity(chunk_size.min(1 << 24));
             // False once the writer has stopped (its error is the task's).
@@ -236,7 +281,7 @@ impl Run<'_> {
                 tx.blocking_send((id, keys.len() as u64, bytes)).is_ok()
             };
             for key in Merged::new(streams) {
-                keys.push(key?);
+                keys.push(key.map_err(|(_, e)| e)?);
                 if keys.len() == chunk_size {
                     if !send(&keys, index) {
                         return Ok(());
@@ -248,7 +293,7 @@ impl Run<'_> {
             if !keys.is_empty() {
                 send(&keys, index);
             }
-            Ok::<(), (usize, chunk::FormatError)>(())
+            Ok::<(), (String, chunk::FormatError)>(())
         });
         let mut out = Vec::new();
         while let Some((id, count, bytes)) = rx.recv().await {
@@ -266,15 +311,7 @@ impl Run<'_> {
             .map_err(|_| WorkerError::Panic {
                 task: self.task.key(),
             })?
-            .map_err(|(i, source)| StoreError::Rejected {
-                object: format!(
-                    "{} bytes {}..{}",
-                    runs[i].object,
-                    runs[i].offset,
-                    runs[i].offset + runs[i].len
-                ),
-                source,
-            })?;
+            .map_err(|(object, source)| StoreError::Rejected { object, source })?;
         Ok(TaskOutput::Chunks(out))
     }
 }
