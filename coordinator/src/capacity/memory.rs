@@ -2,15 +2,18 @@
 //! footprints by which a worker admits tasks ([`solve2048_core::footprint`]).
 //!
 //! No task holds a layer: an enumerate or solve task holds one chunk, a
-//! gather task about a chunk of values ([`gather_cuts`]) and a merge task its
-//! group's runs, compressed, and two chunks. So a worker's memory follows the
-//! chunk size and the largest group, not the size of the layers, and a
-//! worker with more memory runs more tasks at once instead of being needed
-//! at all.
+//! gather task about a chunk of values ([`gather_cuts`]) and a merge task
+//! about [`MERGE_RUN_CHUNKS`] chunks of run keys, compressed, a frame of each
+//! run and two chunks. So a worker's memory follows the chunk size (and,
+//! through the runs a merge opens, the largest group), not the size of the
+//! layers, and a worker with more memory runs more tasks at once instead of
+//! being needed at all.
 
 use serde::Serialize;
 use solve2048_core::footprint::{self, PROCESS_BYTES};
-use solve2048_core::task::{gather_cuts, GATHER_ANSWER_CHUNKS, GATHER_READ_CHUNKS};
+use solve2048_core::task::{
+    gather_cuts, run_frame_keys, GATHER_ANSWER_CHUNKS, GATHER_READ_CHUNKS, MERGE_RUN_CHUNKS,
+};
 
 use super::counts::LayerCount;
 use super::Cluster;
@@ -69,7 +72,8 @@ const CHUNK_RECORD_BYTES: f64 = 512.0;
 /// `chunk_size`: a record of every chunk, and the references to requests. A
 /// layer's chunks ask in the backward pass, four layers above their own,
 /// and their requests are freed once the layer two above has answered, so
-/// at most two adjacent layers' requests are referenced at once.
+/// at most two adjacent layers' requests are referenced at once (and, in
+/// the forward pass, two layers' runs, whose frames it adds).
 pub fn coordinator_bytes(layers: &[LayerCount], chunk_size: u64) -> u64 {
     let fill = STATES_PER_CHUNK_OF_DEFAULT / solve2048_core::task::DEFAULT_CHUNK_SIZE as f64;
     let chunks_of = |states: u64| states as f64 / (fill * chunk_size.max(1) as f64);
@@ -86,8 +90,15 @@ pub fn coordinator_bytes(layers: &[LayerCount], chunk_size: u64) -> u64 {
         .map(|l| l.states + states(l.sum.saturating_sub(2)))
         .max()
         .unwrap_or(0);
-    (records + chunks_of(held) * REQUESTS_PER_CHUNK * REQUEST_REF_BYTES) as u64 + PROCESS_BYTES
+    let references = chunks_of(held) * REQUESTS_PER_CHUNK * REQUEST_REF_BYTES;
+    // The forward pass references about as many runs, and their frames.
+    let frames = held as f64 * RUN_KEYS_PER_STATE / run_frame_keys(chunk_size) as f64;
+    (records + references + frames * RUN_FRAME_REF_BYTES) as u64 + PROCESS_BYTES
 }
+
+/// Bytes the coordinator holds for one frame of a run (`RunFrame`: five
+/// integers in a vector).
+const RUN_FRAME_REF_BYTES: f64 = 40.0;
 
 /// The largest group (by tiles, `core::part::group_of`) against the largest
 /// part: a group holds whole tile classes, and one class of the largest
@@ -114,7 +125,7 @@ pub fn memory(layers: &[LayerCount], largest_part: u64, cluster: &Cluster) -> Me
     let group = ((largest_part as f64 * LARGEST_GROUP_OF_PART) as u64).min(largest_part);
     let enumerate = footprint::enumerate_bytes(chunk);
     let ask = footprint::ask_bytes(chunk);
-    let merge = footprint::merge_bytes((group as f64 * RUN_KEYS_PER_STATE) as u64, chunk);
+    let merge = largest_merge(group, chunk, cluster.chunk_size);
     let solve = footprint::solve_bytes(chunk, (chunk as f64 * RESPONSE_KEYS_PER_STATE) as u64);
     let gather = largest_gather(chunk);
     let tasks = vec![
@@ -148,6 +159,30 @@ pub fn memory(layers: &[LayerCount], largest_part: u64, cluster: &Cluster) -> Me
         coordinator_bytes: coordinator_bytes(layers, cluster.chunk_size),
         tasks,
     }
+}
+
+/// Run keys a run to one of the largest groups holds, per state of a
+/// chunk: the 33 groups of more than 8 chunks of run keys in layers 4 to
+/// 98 of 4x4 to 128 at the default chunk (4 Mi states) read 0.67 M keys a
+/// run (the largest, 123 M keys in 144 runs, 0.86 M): a chunk's successors
+/// land in many groups.
+pub const RUN_KEYS_PER_RUN_OF_CHUNK: f64 = 0.16;
+
+/// The most a merge task of a group of `group` states holds, with chunks of
+/// `chunk` states (`chunk_size` as the job sets it): a group of more than
+/// [`MERGE_RUN_CHUNKS`] chunks of run keys is merged in pieces, each of
+/// which reads that many keys and at most two more frames of each run
+/// ([`run_frame_keys`]); each run has one frame decoded at a time.
+fn largest_merge(group: u64, chunk: u64, chunk_size: u64) -> u64 {
+    let run_keys = (group as f64 * RUN_KEYS_PER_STATE) as u64;
+    let runs = (run_keys as f64 / (RUN_KEYS_PER_RUN_OF_CHUNK * chunk as f64)).ceil() as u64;
+    let frame = run_frame_keys(chunk_size).min(run_keys.max(1));
+    let read = if run_keys <= MERGE_RUN_CHUNKS * chunk {
+        run_keys
+    } else {
+        MERGE_RUN_CHUNKS * chunk + 2 * runs * frame
+    };
+    footprint::merge_bytes(read, runs * footprint::decoded_blob_bytes(frame), chunk)
 }
 
 /// The most a gather task can hold with chunks of `chunk` states: a batch

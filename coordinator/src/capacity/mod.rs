@@ -110,6 +110,10 @@ const LARGEST_RECOMMENDED_STORE: u64 = 1 << 50;
 /// about the largest machines most clouds rent by the hour).
 const LARGEST_RECOMMENDED_WORKER: u64 = 1 << 40;
 
+/// The largest bill for store requests a plan recommends a cluster for, in
+/// US dollars at the list prices it quotes.
+const LARGEST_RECOMMENDED_REQUEST_BILL: f64 = 100_000.0;
+
 /// A cluster shape and how long the job takes on it.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct ClusterOption {
@@ -222,8 +226,14 @@ pub fn plan(
         ))
     } else if memory.minimum_bytes > LARGEST_RECOMMENDED_WORKER {
         Some(format!(
-            "its largest task needs a worker of {:.2} TiB (a merge holds its group's runs)",
+            "its largest task needs a worker of {:.2} TiB (a merge opens every run of its group)",
             memory.minimum_bytes as f64 / (1u64 << 40) as f64
+        ))
+    } else if store_requests.price_usd > LARGEST_RECOMMENDED_REQUEST_BILL {
+        Some(format!(
+            "its {} store requests would cost about ${:.0} at S3 list prices (they grow with \
+             the square of a layer's chunks: a larger --chunk-size makes fewer)",
+            store_requests.total, store_requests.price_usd
         ))
     } else if store.total_bytes > LARGEST_RECOMMENDED_STORE {
         Some(format!(
@@ -256,12 +266,17 @@ pub fn plan(
         ));
     }
     notes.push(format!(
-        "memory: each task holds at most about a chunk ({} states) of states, values or requests, \
-         except a merge, which holds its group's runs (the largest group modelled at {:.2} of the \
-         largest part, {} states); a worker runs as many tasks at once as its --memory holds",
+        "memory: each task holds at most about a chunk ({} states) of states, values or requests; \
+         a merge holds {} chunks of run keys and, of each run of its group, up to two more \
+         frames read and one decoded ({} keys a frame) (the \
+         largest group modelled at {:.2} of the largest part, {} states, in runs of {:.2} of a \
+         chunk); a worker runs as many tasks at once as its --memory holds",
         cluster.chunk_size,
+        solve2048_core::task::MERGE_RUN_CHUNKS,
+        solve2048_core::task::run_frame_keys(cluster.chunk_size),
         memory::LARGEST_GROUP_OF_PART,
-        memory.largest_group_states
+        memory.largest_group_states,
+        memory::RUN_KEYS_PER_RUN_OF_CHUNK,
     ));
     notes.push(format!(
         "duration: {:.2} M states/s/core enumerating and {:.2} solving (measured end to end on \
