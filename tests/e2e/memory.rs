@@ -161,3 +161,84 @@ fn a_budget_that_fits_no_task_is_refused_clearly() {
     );
     fails_with(&out, "--memory 0 must be more than 0 GiB");
 }
+
+/// The runs every seed and enumerate commit of `store` wrote, as JSON.
+fn committed_runs(store: &Path) -> Vec<serde_json::Value> {
+    fn walk(v: &serde_json::Value, out: &mut Vec<serde_json::Value>) {
+        match v {
+            serde_json::Value::Object(o) if o.contains_key("samples") => out.push(v.clone()),
+            serde_json::Value::Object(o) => o.values().for_each(|v| walk(v, out)),
+            serde_json::Value::Array(a) => a.iter().for_each(|v| walk(v, out)),
+            _ => {}
+        }
+    }
+    let mut runs = Vec::new();
+    for f in std::fs::read_dir(store.join("commits")).unwrap().flatten() {
+        let name = f.file_name().to_string_lossy().into_owned();
+        if name.starts_with("seed") || name.starts_with("enumerate") {
+            let text = std::fs::read_to_string(f.path()).unwrap();
+            walk(&serde_json::from_str(&text).unwrap(), &mut runs);
+        }
+    }
+    runs
+}
+
+/// A group of many chunks is merged in key-range pieces, and each piece
+/// reads of each run only the frames that hold its range (and at most two
+/// more): no merge task reads the group's runs whole, however large the
+/// group, and the result is the default run's.
+#[test]
+fn a_group_of_many_chunks_merges_in_bounded_pieces() {
+    let game = ["--board", "3", "--target", "64", "--discount", "0.99"];
+    let default_store = tempfile::tempdir().unwrap();
+    let default = solve_json(&default_store.path().join("s"), &game);
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s");
+    let mut args = game.to_vec();
+    args.extend(["--chunk-size", "400"]);
+    let small = solve_json(&store, &args);
+    assert_eq!(small["digest"], default["digest"]);
+    assert_eq!(small["start_value"], default["start_value"]);
+    // The largest group, by its chunks.
+    let mut chunks = std::collections::BTreeMap::<String, u64>::new();
+    for f in std::fs::read_dir(store.join("layers")).unwrap().flatten() {
+        let text = std::fs::read_to_string(f.path()).unwrap();
+        let layer: serde_json::Value = serde_json::from_str(&text).unwrap();
+        for p in layer["record"]["parts"].as_array().unwrap() {
+            for c in p["chunks"].as_array().unwrap() {
+                *chunks
+                    .entry(format!("{} {}", p["part"], c["id"]["group"]))
+                    .or_default() += 1;
+            }
+        }
+    }
+    let (largest, spans) = chunks.iter().max_by_key(|(_, &n)| n).unwrap();
+    assert!(*spans > 20, "the largest group spans {spans} chunks");
+    let runs: Vec<_> = committed_runs(&store)
+        .into_iter()
+        .filter(|r| &format!("{} {}", r["part"], r["group"]) == largest)
+        .collect();
+    let run_bytes: u64 = runs.iter().map(|r| r["len"].as_u64().unwrap()).sum();
+    assert!(
+        runs.iter()
+            .any(|r| r["frames"].as_array().is_some_and(|f| f.len() > 1)),
+        "no run of the largest group is framed"
+    );
+    let merges: Vec<_> = small["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["stage"] == "merge")
+        .collect();
+    let most = merges
+        .iter()
+        .map(|s| s["max_task_bytes_read"].as_u64().unwrap())
+        .max()
+        .unwrap();
+    // Its runs, read whole, are what a merge of it read before.
+    assert!(
+        most * 4 < run_bytes,
+        "a merge read {most} B; the largest group's {} runs hold {run_bytes} B",
+        runs.len()
+    );
+}
