@@ -122,10 +122,12 @@ fn plan_labels_extrapolation_and_refuses_to_recommend_the_impossible() {
     );
     let p = plan_json(&["--board", "4", "--target", "2048"]);
     assert!(p["recommended"].is_null(), "{}", p["recommended"]);
-    // Its time, its largest task's memory or its store.
+    // Its time, its largest task's memory, its store or its requests' bill.
     let why = p["infeasible"].as_str().unwrap();
     assert!(
-        why.contains("days") || why.contains("TiB") || why.contains("PiB"),
+        ["days", "TiB", "PiB", "store requests would cost"]
+            .iter()
+            .any(|w| why.contains(w)),
         "{why}"
     );
     let text = String::from_utf8(plan(&["--board", "4", "--target", "2048"]).stdout).unwrap();
