@@ -118,8 +118,15 @@ fn finish(mut p: Proc, limit: Duration) -> (bool, String, String) {
     }
 }
 
+/// Commit records in `store`: `.json` files only, not a record being
+/// written when the coordinator was killed (the local store writes a
+/// temporary file beside it, then renames it).
 fn commits(store: &Path) -> usize {
-    std::fs::read_dir(store.join("commits")).map_or(0, |r| r.count())
+    std::fs::read_dir(store.join("commits")).map_or(0, |r| {
+        r.flatten()
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))
+            .count()
+    })
 }
 
 fn wait_for_commits(store: &Path, n: usize) {
