@@ -131,6 +131,21 @@ pub(super) fn plan_units(
                 commit: key.clone(),
             });
         };
+        // Every blob of every run (a framed run's frames, each on its own).
+        if let TaskOutput::Runs(runs) | TaskOutput::Enumerated { runs, .. } = out {
+            for r in runs {
+                for b in r.blobs() {
+                    section(
+                        &r.object,
+                        ChunkKind::Run,
+                        b.offset,
+                        b.len,
+                        b.count,
+                        b.checksum,
+                    );
+                }
+            }
+        }
         match out {
             TaskOutput::Solved { solved, digest, .. } => {
                 let objects = [
@@ -163,37 +178,11 @@ pub(super) fn plan_units(
                     }
                 }
             }
-            TaskOutput::Runs(runs) => {
-                for r in runs {
-                    for b in r.blobs() {
-                        section(
-                            &r.object,
-                            ChunkKind::Run,
-                            b.offset,
-                            b.len,
-                            b.count,
-                            b.checksum,
-                        );
-                    }
-                }
-            }
+            // Their runs are filed above.
+            TaskOutput::Runs(_) => {}
             TaskOutput::Enumerated {
-                runs,
-                requests,
-                pushes,
+                requests, pushes, ..
             } => {
-                for r in runs {
-                    for b in r.blobs() {
-                        section(
-                            &r.object,
-                            ChunkKind::Run,
-                            b.offset,
-                            b.len,
-                            b.count,
-                            b.checksum,
-                        );
-                    }
-                }
                 for r in requests {
                     section(
                         &r.object,

@@ -231,19 +231,15 @@ impl Run<'_> {
             .buffered(8)
             .try_collect()
             .await?;
-        // Each blob's bytes, header and name, run by run.
-        let mut sections: Vec<Vec<(bytes::Bytes, ChunkHeader, String)>> = Vec::new();
-        for ((r, b), bytes) in blobs.iter().zip(loaded) {
+        // Each blob's bytes, header and place, run by run.
+        let mut sections: Vec<Vec<(bytes::Bytes, ChunkHeader, RunFrame)>> = Vec::new();
+        for ((_, b), bytes) in blobs.iter().zip(loaded) {
             let base = b[0].offset;
             sections.push(
                 b.iter()
                     .map(|f| {
                         let at = (f.offset - base) as usize;
-                        (
-                            bytes.slice(at..at + f.len as usize),
-                            header(f.count),
-                            format!("{} bytes {}..{}", r.object, f.offset, f.offset + f.len),
-                        )
+                        (bytes.slice(at..at + f.len as usize), header(f.count), *f)
                     })
                     .collect(),
             );
@@ -255,11 +251,12 @@ impl Run<'_> {
             // the merge reaches them.
             let streams = sections
                 .iter()
-                .map(|run| {
-                    let keys = run.iter().flat_map(|(bytes, h, name)| {
+                .enumerate()
+                .map(|(i, run)| {
+                    let keys = run.iter().flat_map(move |(bytes, h, f)| {
                         let keys: Box<dyn Iterator<Item = _>> = match chunk::stream_keys(bytes, h) {
-                            Ok(s) => Box::new(s.map(move |k| k.map_err(|e| (name.clone(), e)))),
-                            Err(e) => Box::new(std::iter::once(Err((name.clone(), e)))),
+                            Ok(s) => Box::new(s.map(move |k| k.map_err(|e| (i, *f, e)))),
+                            Err(e) => Box::new(std::iter::once(Err((i, *f, e)))),
                         };
                         keys
                     });
@@ -293,7 +290,7 @@ impl Run<'_> {
             if !keys.is_empty() {
                 send(&keys, index);
             }
-            Ok::<(), (String, chunk::FormatError)>(())
+            Ok::<(), (usize, RunFrame, chunk::FormatError)>(())
         });
         let mut out = Vec::new();
         while let Some((id, count, bytes)) = rx.recv().await {
@@ -311,7 +308,15 @@ impl Run<'_> {
             .map_err(|_| WorkerError::Panic {
                 task: self.task.key(),
             })?
-            .map_err(|(object, source)| StoreError::Rejected { object, source })?;
+            .map_err(|(i, f, source)| StoreError::Rejected {
+                object: format!(
+                    "{} bytes {}..{}",
+                    blobs[i].0.object,
+                    f.offset,
+                    f.offset + f.len
+                ),
+                source,
+            })?;
         Ok(TaskOutput::Chunks(out))
     }
 }
