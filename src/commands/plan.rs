@@ -200,7 +200,7 @@ fn render_plan(p: &solve2048_coordinator::capacity::Plan) -> String {
     let d = &p.duration;
     let _ = writeln!(
         o,
-        "duration: enumerate {}, solve {}, total {} (of which layers too small for the cluster {})",
+        "duration: enumerate {}, solve {}, total {} (of which stages waiting on their largest task {})",
         human::duration(d.enumerate_seconds),
         human::duration(d.solve_seconds),
         human::duration(d.total_seconds),

@@ -39,7 +39,7 @@ pub use counts::{
     estimate_profile, layers, override_with_store, part_counts, stored_layers, LayerCount,
     PartCount, Source,
 };
-pub use duration::{duration, Duration};
+pub use duration::{duration, Duration, Rates};
 pub use memory::{memory, Memory};
 pub use requests::{store_requests, StoreRequests};
 pub use store_size::{store_size, KindBytes, StorePeak, StoreSize};
@@ -194,6 +194,7 @@ pub fn plan(
         .sum();
     let largest_part = parts.iter().copied().max_by_key(|p| p.states);
     let memory = memory(&layers, largest_part.map_or(0, |p| p.states), cluster);
+    let rates = Rates::of_board(game.n);
     let options: Vec<ClusterOption> = WORKER_COUNTS
         .iter()
         .map(|&workers| {
@@ -205,7 +206,7 @@ pub fn plan(
                 workers,
                 threads_per_worker: cluster.threads_per_worker,
                 worker_memory_gib: gib_for(memory.needed_bytes),
-                duration: duration(&layers, &c),
+                duration: duration(&parts, rates, &c),
             }
         })
         .collect();
@@ -280,11 +281,19 @@ pub fn plan(
     ));
     notes.push(format!(
         "duration: {:.2} M states/s/core enumerating and {:.2} solving (measured end to end on \
-         4x4 to 32, 2 cores), scaling with workers x threads (no task's work is repeated on \
-         another worker); a layer smaller than a chunk a worker takes at least one task's time; \
-         store bandwidth not modelled",
-        duration::ENUMERATE_RATE_PER_CORE / 1e6,
-        duration::SOLVE_RATE_PER_CORE / 1e6,
+         {}), scaling with workers x threads (no task's work is repeated on another worker); a \
+         stage lasts at least its largest task, a chunk of its layer's largest part on one \
+         worker, of which {:.0}% (forward) and {:.0}% (backward) spread over its threads; store \
+         bandwidth not modelled",
+        rates.enumerate_per_core / 1e6,
+        rates.solve_per_core / 1e6,
+        if game.n >= 4 {
+            "4x4 to 32 at 2 threads; shares from 4x4 to 16 at 1 and 2"
+        } else {
+            "3x3 to 1024 at 1 and 2 threads"
+        },
+        rates.enumerate_parallel * 100.0,
+        rates.solve_parallel * 100.0,
     ));
     notes.push(store_size::store_note(game, &layers, &store));
     notes.push(requests::REQUESTS_NOTE.to_string());
@@ -304,7 +313,7 @@ pub fn plan(
         store_final_bytes: store.total_bytes,
         store,
         store_requests,
-        duration: duration(&layers, cluster),
+        duration: duration(&parts, rates, cluster),
         options,
         recommended,
         infeasible,
