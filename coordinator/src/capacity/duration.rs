@@ -13,8 +13,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use super::cluster::Cluster;
 use super::counts::PartCount;
-use super::Cluster;
 
 /// What a board's tasks do a second, measured end to end.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]

@@ -15,8 +15,8 @@ use solve2048_core::task::{
     gather_cuts, run_frame_keys, GATHER_ANSWER_CHUNKS, GATHER_READ_CHUNKS, MERGE_RUN_CHUNKS,
 };
 
+use super::cluster::Cluster;
 use super::counts::LayerCount;
-use super::Cluster;
 
 /// The most one task of one kind holds.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]

@@ -3,6 +3,7 @@
 //! Everything here is arithmetic over a per-part table of state counts,
 //! one module for each thing it models:
 //!
+//! - [`cluster`]: the cluster planned for.
 //! - [`counts`]: states per part and layer, exact where known (small games
 //!   enumerated, a measured 4x4 table, a store's layer indexes) and
 //!   estimated by a model calibrated on published figures elsewhere.
@@ -22,6 +23,7 @@
 //!
 //! [`plan`] puts them together for one cluster and a few others to compare.
 
+pub mod cluster;
 pub mod counts;
 pub mod duration;
 pub mod growth;
@@ -35,6 +37,7 @@ use serde::Serialize;
 use solve2048_core::task::LayerIndex;
 use solve2048_core::Game;
 
+pub use cluster::Cluster;
 pub use counts::{
     estimate_profile, layers, override_with_store, part_counts, stored_layers, LayerCount,
     PartCount, Source,
@@ -45,54 +48,6 @@ pub use requests::{store_requests, StoreRequests};
 pub use store_size::{store_size, KindBytes, StorePeak, StoreSize};
 
 use crate::records::CoordinatorError;
-
-/// The cluster a plan is for.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-pub struct Cluster {
-    /// Worker processes (machines).
-    pub workers: u32,
-    /// Kernel threads of each worker.
-    pub threads_per_worker: u32,
-    /// Memory of each worker, in bytes.
-    pub worker_memory_bytes: u64,
-    /// Tasks each worker runs at once (`worker --slots`).
-    pub slots: u32,
-    /// Largest number of states in one chunk (`--chunk-size`).
-    pub chunk_size: u64,
-}
-
-impl Cluster {
-    /// Reject settings no cluster can have.
-    pub fn validate(&self) -> Result<(), CoordinatorError> {
-        let bad = |setting: &str, reason: &str| {
-            Err(CoordinatorError::BadSetting {
-                setting: setting.to_string(),
-                reason: reason.to_string(),
-            })
-        };
-        if self.workers == 0 {
-            return bad("--workers", "must be at least 1");
-        }
-        if self.threads_per_worker == 0 {
-            return bad("--threads-per-worker", "must be at least 1");
-        }
-        if self.worker_memory_bytes == 0 {
-            return bad("--worker-memory", "must be more than 0 GiB");
-        }
-        if self.slots == 0 {
-            return bad("--slots", "must be at least 1");
-        }
-        if self.chunk_size == 0 {
-            return bad("--chunk-size", "must be at least 1");
-        }
-        Ok(())
-    }
-
-    /// Cores in all.
-    pub fn cores(&self) -> u64 {
-        self.workers as u64 * self.threads_per_worker as u64
-    }
-}
 
 /// Worker memory sizes offered in the options table, in GiB.
 const MEMORY_SIZES_GIB: [u64; 10] = [2, 4, 8, 16, 32, 64, 128, 256, 512, 1024];
