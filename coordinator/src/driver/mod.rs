@@ -13,6 +13,7 @@
 
 mod backward;
 mod evaluate;
+mod evaluating;
 mod forward;
 pub mod repair;
 mod stats;
@@ -152,7 +153,7 @@ pub struct Driver<'a> {
     tasks_skipped: u64,
     stages: Vec<StageStats>,
     repair: Option<&'a Repair>,
-    evaluating: Option<evaluate::Evaluating>,
+    evaluating: Option<evaluating::Evaluating>,
     /// Store requests of this process, per phase.
     own_requests: [RequestCounts; 2],
 }
@@ -196,7 +197,7 @@ pub async fn run(
     repair: Option<&Repair>,
 ) -> Result<Summary, CoordinatorError> {
     records.open_job(&job).await?;
-    let evaluating = evaluate::Evaluating::of(&job).await?;
+    let evaluating = evaluating::Evaluating::of(&job).await?;
     let mut c = Driver {
         records,
         job,

@@ -14,6 +14,7 @@
 
 mod lease;
 mod progress;
+mod tracking;
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::Mutex;
