@@ -17,6 +17,8 @@
 //! - [`metrics`]: the Prometheus endpoint.
 //! - [`server`]: a whole job run as a service.
 
+#![deny(missing_docs)]
+
 pub mod capacity;
 pub mod driver;
 pub mod lock;

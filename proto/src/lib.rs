@@ -6,7 +6,7 @@
 //! (`solve2048_core::task`), so the task model has a single definition; the
 //! messages here carry only what the lease protocol itself needs.
 
-#![allow(missing_docs)]
+#![deny(missing_docs)]
 
 tonic::include_proto!("solve2048.v1");
 

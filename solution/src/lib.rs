@@ -12,6 +12,8 @@
 //! - [`states`]: every state of a layer with its value and action, to draw
 //!   small games whole.
 
+#![deny(missing_docs)]
+
 pub mod occupancy;
 pub mod player;
 pub mod query;
