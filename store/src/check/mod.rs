@@ -32,20 +32,13 @@ use crate::{Store, StoreError};
 
 use crate::layout::QUARANTINE;
 
+mod rejected;
 mod units;
 
+pub use rejected::Rejected;
 use units::{
     check_unit, commit_key, epoch_of, is_output, is_record, plan_units, reason_of, Unit, UnitResult,
 };
-
-/// A damaged or missing object.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-pub struct Rejected {
-    /// The object.
-    pub object: String,
-    /// What is wrong with it.
-    pub reason: String,
-}
 
 /// How far a check has gone.
 #[derive(Clone, Copy, Debug, Default)]

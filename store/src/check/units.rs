@@ -11,7 +11,7 @@ use solve2048_core::task::{result_digest, ChunkRef, SolvedRef, TaskOutput};
 use crate::layout;
 use crate::{Store, StoreError};
 
-use super::Rejected;
+use super::rejected::Rejected;
 
 /// A committed chunk to read, with what names it.
 pub(super) enum Unit {
