@@ -1,7 +1,7 @@
 //! The worker's connection to its coordinator: the URL checked before any
-//! connection, the client with its token, which failures are worth
-//! retrying, and the backoff while the coordinator is unreachable (each
-//! failure logged with its error, at a decreasing rate).
+//! connection, the client with its token, and which failures are worth
+//! retrying (the backoff while the coordinator is unreachable is in
+//! `shared`).
 
 use std::time::Duration;
 
@@ -12,7 +12,8 @@ use tonic::service::Interceptor;
 use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint};
 use tonic::{Code, Request, Status};
 
-use super::{AgentConfig, AgentError, Shared};
+use super::config::AgentConfig;
+use super::error::AgentError;
 
 /// Adds the shared secret to every call (the token is never logged).
 #[derive(Clone)]
@@ -110,74 +111,6 @@ pub(super) fn refused(s: &Status) -> AgentError {
     }
     AgentError::Refused(reason)
 }
-
-/// Since when the coordinator has been unreachable, and the log's pace.
-#[derive(Default)]
-pub(super) struct Unreachable {
-    since: Option<tokio::time::Instant>,
-    logged: Option<tokio::time::Instant>,
-    log_every: Duration,
-}
-
-impl Shared {
-    /// Note a transient failure; Err once the coordinator has been
-    /// unreachable for too long.
-    pub(super) async fn backoff(
-        &self,
-        status: &Status,
-        attempt: &mut u32,
-    ) -> Result<(), AgentError> {
-        let now = tokio::time::Instant::now();
-        let (since, log) = {
-            let mut u = self.unreachable.lock().unwrap();
-            let since = *u.since.get_or_insert(now);
-            let due = u.logged.is_none_or(|t| now - t >= u.log_every);
-            if due {
-                u.logged = Some(now);
-                u.log_every = (u.log_every * 2).clamp(Duration::from_secs(1), LOG_AT_MOST);
-            }
-            (since, due)
-        };
-        let error = describe_status(status);
-        if since.elapsed() > self.config.give_up_after {
-            return Err(AgentError::Unreachable {
-                url: self.config.coordinator.clone(),
-                seconds: since.elapsed().as_secs(),
-                last: error,
-            });
-        }
-        if log {
-            tracing::warn!(
-                coordinator = %self.config.coordinator,
-                error = %error,
-                unreachable_for = %format!("{:.0} s", since.elapsed().as_secs_f64()),
-                gives_up_in = %format!("{:.0} s", self.config.give_up_after.saturating_sub(since.elapsed()).as_secs_f64()),
-                "coordinator unreachable; retrying"
-            );
-        }
-        *attempt = (*attempt + 1).min(6);
-        let delay = Duration::from_millis(100 << *attempt);
-        tokio::time::sleep(delay).await;
-        Ok(())
-    }
-
-    pub(super) fn reachable(&self) {
-        let mut u = self.unreachable.lock().unwrap();
-        if let Some(since) = u.since.take() {
-            if u.logged.is_some() {
-                tracing::warn!(
-                    coordinator = %self.config.coordinator,
-                    after = %format!("{:.0} s", since.elapsed().as_secs_f64()),
-                    "coordinator reachable again"
-                );
-            }
-        }
-        *u = Unreachable::default();
-    }
-}
-
-/// Longest wait between two log lines about an unreachable coordinator.
-pub(super) const LOG_AT_MOST: Duration = Duration::from_secs(60);
 
 /// A status as a person reads it: its message and the transport error
 /// underneath (tonic's message alone is often just "transport error").

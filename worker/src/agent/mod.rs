@@ -38,56 +38,19 @@ use solve2048_store::{layout, Access, ChunkCache, Store};
 
 use crate::exec::{TaskIo, Worker};
 
+mod config;
 mod connection;
 mod error;
+mod report;
+mod shared;
 
 use crate::peak_rss_bytes;
+pub use config::AgentConfig;
 pub use connection::{check_url, connect, AddToken, Client};
-use connection::{
-    describe_status, plain_to_tls, refused, transient, Unreachable, PLAIN_TO_TLS_AFTER,
-};
+use connection::{describe_status, plain_to_tls, refused, transient, PLAIN_TO_TLS_AFTER};
 pub use error::AgentError;
-
-/// How a worker process runs.
-#[derive(Clone)]
-pub struct AgentConfig {
-    /// The coordinator's URL: `http://HOST:PORT`, or `https://` with TLS.
-    pub coordinator: String,
-    /// The shared secret.
-    pub token: String,
-    /// CA certificate (PEM) to trust for `https://`.
-    pub tls_ca: Option<Vec<u8>>,
-    /// Kernel threads (reported to the coordinator).
-    pub threads: u32,
-    /// Tasks run at once.
-    pub slots: u32,
-    /// For people: host and process.
-    pub name: String,
-    /// Local cache of fetched chunks: directory and budget in bytes.
-    pub cache: Option<(std::path::PathBuf, u64)>,
-    /// Give up after the coordinator has been unreachable this long.
-    pub give_up_after: Duration,
-    /// On shutdown, how long running tasks may finish before their leases
-    /// are handed back.
-    pub drain: Duration,
-    /// Bytes the worker's tasks may hold at once (`--memory`).
-    pub memory: u64,
-}
-
-/// What a worker process did.
-#[derive(Clone, Copy, Debug, Default, serde::Serialize)]
-pub struct AgentReport {
-    /// Tasks whose outputs the coordinator accepted.
-    pub completed: u64,
-    /// Tasks that failed here.
-    pub failed: u64,
-    /// Results refused (stale lease) or abandoned (lost lease).
-    pub abandoned: u64,
-    /// Leases handed back on shutdown.
-    pub released: u64,
-    /// Registrations (more than one after a coordinator restart).
-    pub registrations: u64,
-}
+pub use report::AgentReport;
+use shared::{Shared, Unreachable};
 
 /// How one registration (session) ended.
 enum SessionEnd {
@@ -95,21 +58,6 @@ enum SessionEnd {
     Done,
     /// The coordinator forgot us (restarted): register again.
     Lost,
-}
-
-struct Shared {
-    client: Client,
-    config: AgentConfig,
-    report: Mutex<AgentReport>,
-    /// Shutdown requested: lease nothing more.
-    stopping: AtomicBool,
-    /// Set after the drain period: hand leases back now.
-    hand_back: watch::Receiver<bool>,
-    /// Tracks unreachability for giving up, and when it was last logged
-    /// with the wait until the next log line.
-    unreachable: Mutex<Unreachable>,
-    /// Leases being run or reported now.
-    running: std::sync::atomic::AtomicUsize,
 }
 
 /// Run a worker process until the job is over, an unrecoverable error, or

@@ -1,0 +1,100 @@
+//! What a worker process's loops share ([`Shared`]): its client,
+//! configuration and report, the shutdown signals, and the backoff while
+//! the coordinator is unreachable (each failure logged with its error, at a
+//! decreasing rate).
+
+use std::sync::atomic::AtomicBool;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use tokio::sync::watch;
+use tonic::Status;
+
+use super::config::AgentConfig;
+use super::connection::{describe_status, Client};
+use super::error::AgentError;
+use super::report::AgentReport;
+
+/// What a worker process's registrations, slots and heartbeats share.
+pub(super) struct Shared {
+    pub(super) client: Client,
+    pub(super) config: AgentConfig,
+    pub(super) report: Mutex<AgentReport>,
+    /// Shutdown requested: lease nothing more.
+    pub(super) stopping: AtomicBool,
+    /// Set after the drain period: hand leases back now.
+    pub(super) hand_back: watch::Receiver<bool>,
+    /// Tracks unreachability for giving up, and when it was last logged
+    /// with the wait until the next log line.
+    pub(super) unreachable: Mutex<Unreachable>,
+    /// Leases being run or reported now.
+    pub(super) running: std::sync::atomic::AtomicUsize,
+}
+
+/// Since when the coordinator has been unreachable, and the log's pace.
+#[derive(Default)]
+pub(super) struct Unreachable {
+    since: Option<tokio::time::Instant>,
+    logged: Option<tokio::time::Instant>,
+    log_every: Duration,
+}
+
+impl Shared {
+    /// Note a transient failure; Err once the coordinator has been
+    /// unreachable for too long.
+    pub(super) async fn backoff(
+        &self,
+        status: &Status,
+        attempt: &mut u32,
+    ) -> Result<(), AgentError> {
+        let now = tokio::time::Instant::now();
+        let (since, log) = {
+            let mut u = self.unreachable.lock().unwrap();
+            let since = *u.since.get_or_insert(now);
+            let due = u.logged.is_none_or(|t| now - t >= u.log_every);
+            if due {
+                u.logged = Some(now);
+                u.log_every = (u.log_every * 2).clamp(Duration::from_secs(1), LOG_AT_MOST);
+            }
+            (since, due)
+        };
+        let error = describe_status(status);
+        if since.elapsed() > self.config.give_up_after {
+            return Err(AgentError::Unreachable {
+                url: self.config.coordinator.clone(),
+                seconds: since.elapsed().as_secs(),
+                last: error,
+            });
+        }
+        if log {
+            tracing::warn!(
+                coordinator = %self.config.coordinator,
+                error = %error,
+                unreachable_for = %format!("{:.0} s", since.elapsed().as_secs_f64()),
+                gives_up_in = %format!("{:.0} s", self.config.give_up_after.saturating_sub(since.elapsed()).as_secs_f64()),
+                "coordinator unreachable; retrying"
+            );
+        }
+        *attempt = (*attempt + 1).min(6);
+        let delay = Duration::from_millis(100 << *attempt);
+        tokio::time::sleep(delay).await;
+        Ok(())
+    }
+
+    pub(super) fn reachable(&self) {
+        let mut u = self.unreachable.lock().unwrap();
+        if let Some(since) = u.since.take() {
+            if u.logged.is_some() {
+                tracing::warn!(
+                    coordinator = %self.config.coordinator,
+                    after = %format!("{:.0} s", since.elapsed().as_secs_f64()),
+                    "coordinator reachable again"
+                );
+            }
+        }
+        *u = Unreachable::default();
+    }
+}
+
+/// Longest wait between two log lines about an unreachable coordinator.
+pub(super) const LOG_AT_MOST: Duration = Duration::from_secs(60);
