@@ -16,8 +16,10 @@ use solve2048_core::task::{
 use solve2048_core::Game;
 use solve2048_store::{layout, StoreError};
 
+use super::bundle::Bundle;
+use super::error::WorkerError;
+use super::run::Run;
 use super::slice::{in_union, Slice};
-use super::{Bundle, Run, WorkerError};
 
 /// Requests or responses a task reads at once: their reads are small, and a
 /// remote store answers each after a round trip.

@@ -14,7 +14,9 @@ use solve2048_core::task::{
 };
 use solve2048_store::{layout, StoreError};
 
-use super::{Bundle, Run, WorkerError};
+use super::bundle::Bundle;
+use super::error::WorkerError;
+use super::run::Run;
 
 /// Highest zstd level for runs, requests and responses: they live only
 /// until they are read, and at the job's level (3 by default) compressing

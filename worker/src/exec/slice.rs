@@ -6,7 +6,8 @@ use solve2048_core::kernel;
 use solve2048_core::part::SliceMemo;
 use solve2048_core::task::GatherPiece;
 
-use super::{Run, WorkerError};
+use super::error::WorkerError;
+use super::run::Run;
 
 /// The afterstates of one request (verified, compressed `bytes`) that are in
 /// `union` (sorted: the requests' afterstates in a slice), each with its

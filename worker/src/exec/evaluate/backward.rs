@@ -23,10 +23,12 @@ use solve2048_core::Game;
 use solve2048_store::layout;
 
 use super::super::backward::{Requests, Unanswered, READS_IN_FLIGHT};
+use super::super::bundle::Bundle;
+use super::super::error::WorkerError;
 use super::super::forward::TRANSIENT_ZSTD_LEVEL;
+use super::super::run::Run;
 use super::super::slice::{in_union, Slice};
-use super::super::{Bundle, Run, WorkerError};
-use super::Evaluator;
+use super::evaluator::Evaluator;
 
 /// One request's two answers from one slice: its afterstates there, and
 /// the encoded responses of the player's sums and of the optimal ones.

@@ -17,9 +17,12 @@ use solve2048_core::task::{ChunkRef, RequestRef, SolvedRef, TargetGroups, TaskOu
 use solve2048_store::layout;
 
 use super::super::backward::READS_IN_FLIGHT;
+use super::super::bundle::Bundle;
+use super::super::error::WorkerError;
 use super::super::forward::{group_count, TRANSIENT_ZSTD_LEVEL};
-use super::super::{Bundle, Run, WorkerError};
-use super::{Evaluator, Group};
+use super::super::run::Run;
+use super::evaluator::Evaluator;
+use super::group::Group;
 
 impl Run<'_> {
     /// The start boards as they lie, as runs of the start parts.

@@ -16,167 +16,21 @@
 //! even `expectimax:2` costs little beside the rest of a task.
 
 mod backward;
+pub(super) mod evaluator;
 mod forward;
+mod group;
 
 use std::sync::Arc;
 
-use rayon::prelude::*;
-use solve2048_core::canonical::{canonical_with_symmetry, direction_image, inverse};
 use solve2048_core::chunk::ChunkKind;
-use solve2048_core::evaluation::{weights_checksum, Evaluation, WEIGHTS};
 use solve2048_core::kernel::evaluate::{EvaluateError, Moves};
-use solve2048_core::task::{JobSpec, SolvedRef, Task, TaskOutput};
-use solve2048_core::Direction;
-use solve2048_players::{Network, Player, PlayerSpec};
-use solve2048_store::{layout, Access, Store};
+use solve2048_core::task::{SolvedRef, Task, TaskOutput};
+use solve2048_store::layout;
 
-use super::{Run, WorkerError};
-
-/// Boards a thread asks its player about at a time.
-const PLAYER_BATCH: usize = 256;
-
-/// Builds one player (each thread asks its own).
-type PlayerFactory = Box<dyn Fn() -> Box<dyn Player> + Send + Sync>;
-
-/// What every task of an evaluation job shares.
-pub(crate) struct Evaluator {
-    /// The solved store the player is compared with, opened read-only.
-    reference: Store,
-    /// Builds the player; `None` for `optimal`, which plays the solved
-    /// store's policy.
-    player: Option<PlayerFactory>,
-    /// Board side.
-    n: usize,
-}
-
-impl Evaluator {
-    /// The evaluator of `job` (whose evaluation is `e`) on `store`: the
-    /// solved store opened and the player built once, so that a player that
-    /// cannot be built fails the first task, naming why.
-    pub(super) async fn open(
-        store: &Store,
-        job: &JobSpec,
-        e: &Evaluation,
-    ) -> Result<Arc<Evaluator>, WorkerError> {
-        let player = |reason: String| WorkerError::Player(format!("{}: {reason}", e.player));
-        let n = job.game.size();
-        let reference = Store::open(&e.reference, Access::ReadOnly)?;
-        let spec = PlayerSpec::parse(&e.player).map_err(|err| player(err.to_string()))?;
-        let factory: Option<PlayerFactory> = match spec {
-            PlayerSpec::Optimal => None,
-            PlayerSpec::NTuple { path } => {
-                let bytes = store.get(WEIGHTS).await?.ok_or_else(|| {
-                    player(format!(
-                        "the store holds no copy of its weights ({WEIGHTS})"
-                    ))
-                })?;
-                if e.weights.as_deref() != Some(weights_checksum(&bytes).as_str()) {
-                    return Err(player(format!(
-                        "{WEIGHTS} is not the weights file this evaluation began with"
-                    )));
-                }
-                let net = Network::from_bytes(&bytes, &path).map_err(|e| player(e.to_string()))?;
-                if net.n() != n {
-                    return Err(player(format!("its weights are for {0}x{0}", net.n())));
-                }
-                let (net, name) = (Arc::new(net), e.player.clone());
-                Some(Box::new(move || {
-                    Box::new(solve2048_players::ntuple::NTuplePlayer::new(
-                        net.clone(),
-                        name.clone(),
-                    ))
-                }))
-            }
-            other => {
-                if !other.is_exact() {
-                    return Err(player("it has no exact move distribution".into()));
-                }
-                other.build(n, 0).map_err(|e| player(e.to_string()))?;
-                // Built once above with the same arguments.
-                Some(Box::new(move || other.build(n, 0).expect("it built")))
-            }
-        };
-        Ok(Arc::new(Evaluator {
-            reference,
-            player: factory,
-            n,
-        }))
-    }
-
-    /// Whether the player is `optimal` (it plays the solved policy).
-    fn plays_optimal(&self) -> bool {
-        self.player.is_none()
-    }
-
-    /// The player's moves on each of `states` (as they lie): asked of the
-    /// player, or for `optimal` read from `group`'s policy (which must hold
-    /// every board's canonical form).
-    fn moves(&self, states: &[u64], group: &Group) -> Result<Vec<Moves>, String> {
-        let Some(factory) = &self.player else {
-            return states
-                .par_iter()
-                .map(|&s| {
-                    let (_, best) = group.lookup(s, self.n)?;
-                    let mut p = [0.0; 4];
-                    p[best as usize] = 1.0;
-                    Ok(p)
-                })
-                .collect();
-        };
-        let batches: Vec<Result<Vec<Moves>, String>> = states
-            .par_chunks(PLAYER_BATCH)
-            .map_init(factory, |player, batch| {
-                batch
-                    .iter()
-                    .map(|&s| {
-                        let mut p = [0.0; 4];
-                        for (d, q) in player.distribution(s).map_err(|e| e.to_string())? {
-                            p[d as usize] += q;
-                        }
-                        Ok(p)
-                    })
-                    .collect()
-            })
-            .collect();
-        let mut out = Vec::with_capacity(states.len());
-        for b in batches {
-            out.extend(b?);
-        }
-        Ok(out)
-    }
-}
-
-/// The solved store's chunks of one group, read whole: canonical states
-/// (sorted: a group's chunks are in key order), optimal values and moves.
-#[derive(Default)]
-struct Group {
-    states: Vec<u64>,
-    values: Vec<f64>,
-    policy: Vec<u8>,
-}
-
-impl Group {
-    /// The optimal value of board `s` (as it lies) and its optimal move in
-    /// that orientation.
-    fn lookup(&self, s: u64, n: usize) -> Result<(f64, Direction), String> {
-        let (canon, g) = canonical_with_symmetry(s, n);
-        let i = self.states.binary_search(&canon).map_err(|_| {
-            format!(
-                "board {s:#018x} (canonical {canon:#018x}) is not in the solved store's \
-                 chunks of its group"
-            )
-        })?;
-        let best = Direction::from_code(self.policy[i]).ok_or("a policy code over 3")?;
-        Ok((self.values[i], direction_image(best, inverse(g))))
-    }
-
-    /// Each board's optimal value and move.
-    fn optimal(&self, states: &[u64], n: usize) -> Result<(Vec<f64>, Vec<Direction>), String> {
-        let both: Result<Vec<(f64, Direction)>, String> =
-            states.par_iter().map(|&s| self.lookup(s, n)).collect();
-        Ok(both?.into_iter().unzip())
-    }
-}
+use super::error::WorkerError;
+use super::run::Run;
+pub(super) use evaluator::Evaluator;
+use group::Group;
 
 impl Run<'_> {
     /// Run this task as a task of an evaluation.
