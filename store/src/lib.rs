@@ -16,6 +16,8 @@
 //!   every damaged or missing one reported.
 //! - [`cache`]: a bounded local cache of fetched chunks (`worker --cache-dir`).
 
+#![deny(missing_docs)]
+
 pub mod cache;
 pub mod check;
 pub mod error;

@@ -9,6 +9,8 @@
 //!   kernel on rayon, writes its outputs): forward and backward tasks, and
 //!   those of an evaluation job (under a player's moves).
 
+#![deny(missing_docs)]
+
 pub mod agent;
 pub mod exec;
 
