@@ -1,7 +1,8 @@
 //! Sorted keys (states, runs, requests): delta + LEB128 varint, zstd, read
 //! whole or streamed through a small window.
 
-use super::{compress, content_size, decompress, ChunkHeader, FormatError};
+use super::codec::{compress, content_size, decompress};
+use super::header::{ChunkHeader, FormatError};
 
 /// Encode sorted, distinct keys (states or a run).
 pub fn encode_keys(header: &ChunkHeader, keys: &[u64], level: i32) -> Vec<u8> {

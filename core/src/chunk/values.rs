@@ -1,6 +1,7 @@
 //! Values, policy codes and responses.
 
-use super::{compress, decompress, ChunkHeader, FormatError};
+use super::codec::{compress, decompress};
+use super::header::{ChunkHeader, FormatError};
 
 /// Encode values (f64, bit-exact).
 pub fn encode_values(header: &ChunkHeader, values: &[f64], level: i32) -> Vec<u8> {
