@@ -8,7 +8,7 @@ use std::collections::btree_map::{BTreeMap, Entry};
 
 use rayon::prelude::*;
 
-use super::BATCH;
+use super::batch::BATCH;
 use crate::canonical::canonical;
 use crate::direction::Direction;
 use crate::layer::successor_part;

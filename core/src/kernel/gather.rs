@@ -9,7 +9,8 @@
 
 use rayon::prelude::*;
 
-use super::{SolveError, BATCH};
+use super::batch::BATCH;
+use super::error::SolveError;
 use crate::moves::Mover;
 use crate::spawn::{empty_bits, for_each_spawn_of};
 use crate::table::ValueTable;

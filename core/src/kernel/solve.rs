@@ -7,8 +7,9 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use rayon::prelude::*;
 
+use super::batch::BATCH;
+use super::error::SolveError;
 use super::gather::{empty_cells, Spawned};
-use super::{SolveError, BATCH};
 use crate::canonical::canonical;
 use crate::direction::Direction;
 use crate::moves::{has_exponent, Mover};

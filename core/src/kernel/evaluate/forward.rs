@@ -13,9 +13,11 @@ use rayon::prelude::*;
 
 use super::{for_each_spawn_as_it_lies, same_length, EvaluateError, Moves};
 use crate::direction::Direction;
-use crate::kernel::enumerate::{by_part, successors_in_slices, RecentFilter, SLICE};
+use crate::kernel::batch::BATCH;
+use crate::kernel::enumerate::{
+    by_part, successors_in_slices, GroupedKeys, RecentFilter, UnplannedPart, SLICE,
+};
 use crate::kernel::gather::empty_cells;
-use crate::kernel::{GroupedKeys, UnplannedPart, BATCH};
 use crate::layer::successor_part;
 use crate::moves::{has_exponent, Mover};
 use crate::part::{spawn_group, PartId};

@@ -18,7 +18,8 @@ pub mod forward;
 pub use backward::{gather_as_they_lie, solve_under, Optimal, Valued};
 pub use forward::{enumerate_under, Followed, Reach};
 
-use super::{SolveError, UnplannedPart};
+use super::enumerate::UnplannedPart;
+use super::error::SolveError;
 use crate::direction::Direction;
 use crate::moves::Mover;
 use crate::spawn::empty_bits;
