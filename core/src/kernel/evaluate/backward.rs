@@ -5,7 +5,10 @@
 
 use rayon::prelude::*;
 
-use super::{for_each_spawn_as_it_lies, same_length, EvaluateError, Moves};
+use super::check::same_length;
+use super::error::EvaluateError;
+use super::moves::Moves;
+use super::spawns::for_each_spawn_as_it_lies;
 use crate::direction::Direction;
 use crate::evaluation::{keep_worst, ChunkEvaluation, WorstState, WORST_STATES};
 use crate::kernel::batch::BATCH;
@@ -124,7 +127,7 @@ pub fn solve_under(
         .with_min_len(BATCH)
         .map(|i| {
             let (s, p) = (states[i], &moves[i]);
-            super::check_moves(&mover, s, p)?;
+            super::check::check_moves(&mover, s, p)?;
             let (mut value, mut kept) = (0.0, 0.0);
             let mut action = Direction::Left;
             for d in Direction::ALL {

@@ -11,7 +11,10 @@ use std::collections::btree_map::{BTreeMap, Entry};
 
 use rayon::prelude::*;
 
-use super::{for_each_spawn_as_it_lies, same_length, EvaluateError, Moves};
+use super::check::same_length;
+use super::error::EvaluateError;
+use super::moves::Moves;
+use super::spawns::for_each_spawn_as_it_lies;
 use crate::direction::Direction;
 use crate::kernel::batch::BATCH;
 use crate::kernel::enumerate::{
@@ -176,7 +179,7 @@ fn afterstates_under(
                 let mut out = Vec::with_capacity(4 * batch.len());
                 for i in batch {
                     let (s, p) = (states[i], &moves[i]);
-                    super::check_moves(mover, s, p)?;
+                    super::check::check_moves(mover, s, p)?;
                     for d in Direction::ALL {
                         let t = mover.apply(s, d);
                         if p[d as usize] > 0.0 && !has_exponent(t, game.target_exp) {

@@ -10,8 +10,10 @@ use std::collections::{BTreeMap, HashMap};
 
 use super::*;
 use crate::canonical::canonical;
+use crate::direction::Direction;
 use crate::kernel::{action_values, best_action, gather, SpawnSums};
 use crate::layer::part_of;
+use crate::moves::Mover;
 use crate::part::PartId;
 use crate::spawn::Starts;
 use crate::table::ValueTable;
