@@ -1,8 +1,10 @@
 //! Specifies the house rules a newcomer relies on, over the repository's own
 //! source: within each crate no two files import each other, directly or
-//! around a cycle (a file's imports are its `use` items and `crate::` /
-//! `super::` paths; a parent declaring `mod child` is not an import), and
-//! no source file is over 500 lines before its unit tests.
+//! around a cycle (a file's imports are its `use` items and paths, read in
+//! both directions: `crate::` and `super::` paths, and a parent's paths
+//! into its own child modules, `child::X` or `self::child::X`; a parent
+//! declaring `mod child` is not an import), and no source file is over 500
+//! lines before its unit tests.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -112,6 +114,87 @@ fn named_paths(module: &[String], code: &str) -> Vec<Vec<String>> {
     out
 }
 
+/// The module paths a file's code names relative to its own module, into
+/// its child modules `children`: `use child::X`, `use self::child::{X, Y}`
+/// and path expressions `child::f()` or `self::child::f()` outside `use`
+/// items. Returned resolved from `module`.
+fn child_paths(module: &[String], code: &str, children: &BTreeSet<String>) -> Vec<Vec<String>> {
+    let resolve = |path: Vec<String>| -> Vec<String> {
+        let mut full = module.to_vec();
+        full.extend(path);
+        full
+    };
+    let mut out = Vec::new();
+    let mut outside = String::with_capacity(code.len());
+    let mut rest = code;
+    // `use` items: their root decides; the rest of the text is scanned for
+    // path expressions.
+    while let Some(i) = find_word(rest, "use") {
+        outside.push_str(&rest[..i]);
+        let after = &rest[i + 3..];
+        let end = after.find(';').unwrap_or(after.len());
+        let tree = after[..end].trim_start();
+        let tree = tree.strip_prefix("self::").unwrap_or(tree);
+        let root: String = tree
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        if children.contains(&root) || tree.starts_with('{') {
+            out.extend(
+                expand(tree)
+                    .into_iter()
+                    .filter(|p| p.first().is_some_and(|r| children.contains(r)))
+                    .map(resolve),
+            );
+        }
+        rest = &after[end..];
+    }
+    outside.push_str(rest);
+    let text = outside;
+    let mut from = 0;
+    while let Some(i) = text[from..].find("::") {
+        let at = from + i;
+        from = at + 2;
+        let head = &text[..at];
+        let ident_start = head
+            .char_indices()
+            .rev()
+            .take_while(|(_, c)| c.is_alphanumeric() || *c == '_')
+            .last()
+            .map_or(at, |(j, _)| j);
+        let ident = &text[ident_start..at];
+        let before = &text[..ident_start];
+        let before = match before.strip_suffix("self::") {
+            Some(b) if !b.ends_with(|c: char| c.is_alphanumeric() || c == '_') => b,
+            _ => before,
+        };
+        // The first segment of a path (or the one after `self::`).
+        if ident.is_empty() || before.ends_with("::") || !children.contains(ident) {
+            continue;
+        }
+        if let Some(path) = expand(&text[ident_start..]).into_iter().next() {
+            out.push(resolve(path));
+        }
+    }
+    out
+}
+
+/// Where `word` first starts in `s` as a whole word.
+fn find_word(s: &str, word: &str) -> Option<usize> {
+    let mut from = 0;
+    while let Some(i) = s[from..].find(word) {
+        let at = from + i;
+        from = at + word.len();
+        let before = s[..at].chars().last();
+        let after = s[at + word.len()..].chars().next();
+        let boundary = |c: Option<char>| !c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+        if boundary(before) && boundary(after) {
+            return Some(at);
+        }
+    }
+    None
+}
+
 /// The paths of one use tree or path expression at the start of `s`:
 /// `a::b::C` gives [[a, b, C]], `{a::X, b}` gives [[a, X], [b]].
 fn expand(s: &str) -> Vec<Vec<String>> {
@@ -194,15 +277,23 @@ fn import_graphs() -> Vec<(String, Graph)> {
         for (module, file) in &modules {
             let text = std::fs::read_to_string(file).unwrap();
             let edges = graph.entry(module.clone()).or_default();
-            for path in named_paths(module, &code(&text)) {
+            let children: BTreeSet<String> = modules
+                .keys()
+                .filter(|m| m.len() == module.len() + 1 && m.starts_with(module))
+                .map(|m| m[module.len()].clone())
+                .collect();
+            let code = code(&text);
+            let mut paths = named_paths(module, &code);
+            paths.extend(child_paths(module, &code, &children));
+            for path in paths {
                 let target = (0..=path.len())
                     .rev()
                     .map(|n| path[..n].to_vec())
                     .find(|p| modules.contains_key(p))
                     .unwrap_or_default();
-                // Naming oneself, a module of one's own, or the crate root's
-                // re-exports is no import between files.
-                if target != *module && !target.starts_with(module) && !target.is_empty() {
+                // Naming oneself or the crate root's re-exports is no
+                // import between files.
+                if target != *module && !target.is_empty() {
                     edges.insert(target);
                 }
             }
@@ -287,6 +378,25 @@ fn the_cycle_finder_finds_cycles_and_use_trees() {
     assert!(paths.contains(&m("r::s")), "{paths:?}");
     let paths = named_paths(&m("a::b::c"), "use super::super::d::E;");
     assert_eq!(paths, [m("a::d::E")]);
+    // A parent's paths into its children, in `use` items and expressions;
+    // a child's name after another path, or in a `crate::` tree, is not one.
+    let children = BTreeSet::from(["c".to_string(), "d".to_string()]);
+    let paths = child_paths(
+        &m("a"),
+        "mod c;\nuse c::{X, Y};\npub use self::d::Z;\nuse crate::e::{c::W};\n\
+         fn f() { d::g(); self::c::h(); x::c::i(); }",
+        &children,
+    );
+    assert_eq!(
+        paths,
+        [
+            m("a::c::X"),
+            m("a::c::Y"),
+            m("a::d::Z"),
+            m("a::d::g"),
+            m("a::c::h")
+        ]
+    );
     let mut graph = BTreeMap::new();
     graph.insert(m("a"), BTreeSet::from([m("b")]));
     graph.insert(m("b"), BTreeSet::from([m("c")]));
