@@ -465,8 +465,17 @@ fn a_solve_through_a_faulty_s3_gets_the_clean_digest_and_counts_its_retries() {
     ] {
         assert!(n(&causes[c]) > 0, "no retry for {c}: {r}");
     }
+    // The job counted every request the proxy saw but the last few, made
+    // after its summary (the final status record, the lock's release).
+    assert!(
+        requests <= proxy.requests() && proxy.requests() <= requests + 5,
+        "the job counted {requests} requests, the proxy saw {}",
+        proxy.requests()
+    );
     // Each fault costs a retry of its cause (a slow machine may add stalls
-    // of its own).
+    // of its own), but for faults on those last requests, which the job's
+    // counts cannot hold: at most one uncounted fault an uncounted request.
+    let uncounted = proxy.requests() - requests;
     let retried = [
         n(&causes["slow_down"]),
         n(&causes["server_error"]),
@@ -474,18 +483,14 @@ fn a_solve_through_a_faulty_s3_gets_the_clean_digest_and_counts_its_retries() {
         n(&causes["timeout"]),
         n(&causes["short_body"]),
     ];
-    for (i, f) in Fault::ALL.iter().enumerate() {
-        assert!(
-            retried[i] >= injected[i],
-            "{f:?}: {retried:?} < {injected:?}"
-        );
-    }
-    // The job counted every request the proxy saw but the last few, made
-    // after its summary (the final status record, the lock's release).
+    let missing: u64 = (0..Fault::ALL.len())
+        .map(|i| injected[i].saturating_sub(retried[i]))
+        .sum();
     assert!(
-        requests <= proxy.requests() && proxy.requests() <= requests + 5,
-        "the job counted {requests} requests, the proxy saw {}",
-        proxy.requests()
+        missing <= uncounted,
+        "{missing} injected faults not retried ({retried:?} retried, {injected:?} injected \
+         in the order of {:?}), more than the {uncounted} requests after the job's summary",
+        Fault::ALL
     );
     assert!(r["backoff_seconds"].as_f64().unwrap() > 0.0, "{r}");
     assert_eq!(
