@@ -1,6 +1,7 @@
-//! The kernels that tasks run: [`enumerate`] (successors and requests of one
-//! chunk), [`merge`] (runs into the final sorted states of one group),
-//! [`gather`] (the spawn sums one group answers to requests), and [`solve`]
+//! The kernels that tasks run: [`enumerate`](mod@enumerate) (successors and
+//! requests of one chunk), [`merge`](mod@merge) (runs into the final sorted
+//! states of one group), [`gather`](mod@gather) (the spawn sums one group
+//! answers to requests), and [`solve`](mod@solve)
 //! (values and optimal actions of one chunk from its spawn sums); and
 //! [`evaluate`], the same stages under a player's moves on boards as they
 //! lie (an evaluation job).

@@ -19,7 +19,7 @@ use crate::Game;
 
 /// The spawn sums of a chunk's distinct afterstates: for each afterstate
 /// (sorted), the sum of the values of its 2-spawns and of its 4-spawns
-/// ([`super::gather`]).
+/// ([`super::gather`](mod@super::gather)).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SpawnSums {
     /// The afterstates, sorted and distinct.
@@ -101,7 +101,7 @@ pub fn afterstate_value(twos: f64, fours: f64, cells: u32) -> f64 {
 /// afterstate's value ([`afterstate_value`]), 1 for a move that wins.
 ///
 /// Each move finds its afterstate's value in one of two ways, with the same
-/// bits: when the afterstates' values fit in cache ([`BY_TABLE_UP_TO`]), in a
+/// bits: when the afterstates' values fit in cache (`BY_TABLE_UP_TO`), in a
 /// table of them; otherwise the states' (afterstate, move) pairs are sorted
 /// and walked beside `sums` in order, so no lookup misses the cache.
 pub fn solve(
