@@ -28,6 +28,8 @@ pub struct Rates {
     pub enumerate_parallel: f64,
     /// The same for a backward task.
     pub solve_parallel: f64,
+    /// The runs they were measured on, for the plan's notes.
+    pub source: &'static str,
 }
 
 /// 4x4 games. Rates: 4x4 to 32 end to end on 2 threads, `--memory 2`
@@ -41,6 +43,7 @@ pub const FOUR_BY_FOUR: Rates = Rates {
     solve_per_core: 1.28e6,
     enumerate_parallel: 0.38,
     solve_parallel: 0.72,
+    source: "4x4 to 32 at 2 threads; shares from 4x4 to 16 at 1 and 2",
 };
 
 /// 2x2 and 3x3 games, fitted on 3x3 to 1024 at 1 and 2 threads (forward
@@ -53,6 +56,7 @@ pub const SMALL_BOARDS: Rates = Rates {
     solve_per_core: 0.746e6,
     enumerate_parallel: 0.0,
     solve_parallel: 0.0,
+    source: "3x3 to 1024 at 1 and 2 threads",
 };
 
 impl Rates {

@@ -242,11 +242,7 @@ pub fn plan(
          bandwidth not modelled",
         rates.enumerate_per_core / 1e6,
         rates.solve_per_core / 1e6,
-        if game.n >= 4 {
-            "4x4 to 32 at 2 threads; shares from 4x4 to 16 at 1 and 2"
-        } else {
-            "3x3 to 1024 at 1 and 2 threads"
-        },
+        rates.source,
         rates.enumerate_parallel * 100.0,
         rates.solve_parallel * 100.0,
     ));
