@@ -90,7 +90,7 @@ fn named_paths(module: &[String], code: &str) -> Vec<Vec<String>> {
             }
             if at > 0 {
                 let c = text[..at].chars().last().unwrap();
-                if c.is_alphanumeric() || c == '_' {
+                if is_ident(c) {
                     continue;
                 }
             }
@@ -135,10 +135,7 @@ fn child_paths(module: &[String], code: &str, children: &BTreeSet<String>) -> Ve
         let end = after.find(';').unwrap_or(after.len());
         let tree = after[..end].trim_start();
         let tree = tree.strip_prefix("self::").unwrap_or(tree);
-        let root: String = tree
-            .chars()
-            .take_while(|c| c.is_alphanumeric() || *c == '_')
-            .collect();
+        let root: String = tree.chars().take_while(|&c| is_ident(c)).collect();
         if children.contains(&root) || tree.starts_with('{') {
             out.extend(
                 expand(tree)
@@ -159,13 +156,13 @@ fn child_paths(module: &[String], code: &str, children: &BTreeSet<String>) -> Ve
         let ident_start = head
             .char_indices()
             .rev()
-            .take_while(|(_, c)| c.is_alphanumeric() || *c == '_')
+            .take_while(|&(_, c)| is_ident(c))
             .last()
             .map_or(at, |(j, _)| j);
         let ident = &text[ident_start..at];
         let before = &text[..ident_start];
         let before = match before.strip_suffix("self::") {
-            Some(b) if !b.ends_with(|c: char| c.is_alphanumeric() || c == '_') => b,
+            Some(b) if !b.ends_with(is_ident) => b,
             _ => before,
         };
         // The first segment of a path (or the one after `self::`).
@@ -179,6 +176,11 @@ fn child_paths(module: &[String], code: &str, children: &BTreeSet<String>) -> Ve
     out
 }
 
+/// Whether `c` may be part of an identifier.
+fn is_ident(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
 /// Where `word` first starts in `s` as a whole word.
 fn find_word(s: &str, word: &str) -> Option<usize> {
     let mut from = 0;
@@ -187,7 +189,7 @@ fn find_word(s: &str, word: &str) -> Option<usize> {
         from = at + word.len();
         let before = s[..at].chars().last();
         let after = s[at + word.len()..].chars().next();
-        let boundary = |c: Option<char>| !c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+        let boundary = |c: Option<char>| !c.is_some_and(is_ident);
         if boundary(before) && boundary(after) {
             return Some(at);
         }
@@ -235,10 +237,7 @@ fn expand(s: &str) -> Vec<Vec<String>> {
     let mut path = Vec::new();
     let mut rest = s;
     loop {
-        let ident: String = rest
-            .chars()
-            .take_while(|c| c.is_alphanumeric() || *c == '_')
-            .collect();
+        let ident: String = rest.chars().take_while(|&c| is_ident(c)).collect();
         if ident.is_empty() {
             break;
         }
