@@ -9,7 +9,7 @@
 //!   random start, as they lie (never canonical: a player that is not
 //!   symmetric plays differently on the 8 images of a board). Each enumerate
 //!   task also passes forward the discounted probability of reaching each of
-//!   its afterstates ([`PushRef`]), so each chunk knows how likely the player
+//!   its afterstates (a [`crate::task::PushRef`]), so each chunk knows how likely the player
 //!   is to reach each of its boards.
 //! - Backward, a board's value is the expectation over the player's moves,
 //!   not the best move; beside it the optimal value of each of the player's
@@ -21,7 +21,6 @@
 use serde::{Deserialize, Serialize};
 
 use crate::direction::Direction;
-use crate::part::{ChunkId, PartId};
 
 /// Where an evaluation store keeps its copy of the player's weights file
 /// (players with one): workers build the player from it, wherever they run.
@@ -50,38 +49,6 @@ pub struct Evaluation {
     /// one; the store holds a copy at [`WEIGHTS`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub weights: Option<String>,
-}
-
-/// The afterstates of one chunk whose spawns land in one group, each with
-/// the discounted probability that the evaluated player makes it from the
-/// chunk's boards (an evaluation job's forward pass). The keys are those of
-/// the chunk's request to that group; the tile is the group's tile sum less
-/// the chunk's (2 or 4).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PushRef {
-    /// The chunk whose afterstates these are.
-    pub source: ChunkId,
-    /// The part their spawns land in.
-    pub part: PartId,
-    /// The group of that part.
-    pub group: u32,
-    /// The bundle object it lies in (the chunk's requests bundle).
-    pub object: String,
-    /// Its first byte in the object.
-    pub offset: u64,
-    /// Its length in bytes.
-    pub len: u64,
-    /// Number of afterstates.
-    pub count: u64,
-    /// Payload checksum.
-    pub checksum: u64,
-}
-
-impl PushRef {
-    /// Exponent of the spawned tile: 1 for a 2, 2 for a 4.
-    pub fn tile(&self) -> u8 {
-        ((self.part.sum - self.source.part.sum) / 2) as u8
-    }
 }
 
 /// A board where the evaluated player gives up optimal value.

@@ -325,6 +325,7 @@ mod tests {
             len: 1,
             count,
             checksum: 0,
+            reference: false,
         }
     }
 

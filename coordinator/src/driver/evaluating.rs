@@ -14,9 +14,9 @@
 
 use std::collections::BTreeMap;
 
-use solve2048_core::evaluation::{Evaluation, EvaluationSummary, PushRef, WorstState};
+use solve2048_core::evaluation::{Evaluation, EvaluationSummary, WorstState};
 use solve2048_core::part::PartId;
-use solve2048_core::task::{JobSpec, PartIndex, SolvedRef, SolvedSummary};
+use solve2048_core::task::{JobSpec, PartIndex, PushRef, SolvedRef, SolvedSummary};
 use solve2048_store::{layout, Access, Store};
 
 use crate::records::{CoordinatorError, Records};

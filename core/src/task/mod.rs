@@ -36,11 +36,11 @@ pub use job::{
     result_digest, JobManifest, JobSpec, LayerIndex, ManifestError, PartIndex, Phase, SolvedSummary,
 };
 pub use objects::{
-    frames_checksum, AttemptId, ChunkRef, RequestRef, ResponseRef, RunFrame, RunRef, SolvedRef,
-    RUN_SAMPLES,
+    frames_checksum, AttemptId, ChunkRef, PieceRef, PushRef, RequestRef, ResponseRef, RunFrame,
+    RunRef, SolvedRef, RUN_SAMPLES,
 };
 
-use crate::evaluation::{ChunkEvaluation, PushRef};
+use crate::evaluation::ChunkEvaluation;
 use crate::part::{ChunkId, PartId};
 
 /// Default largest number of states in one chunk. Larger chunks share more

@@ -152,14 +152,17 @@ pub fn frames_checksum(frames: &[RunFrame]) -> u64 {
 /// Keys a run records as samples of its key range.
 pub const RUN_SAMPLES: usize = 16;
 
-/// Requests of one chunk to one group: the chunk's distinct canonical
-/// afterstates (sorted) whose spawns of one tile all land in that group of
-/// that part. The tile is the part's tile sum less the chunk's (2 or 4).
+/// A piece of a bundle that one chunk's task addresses to one group of a
+/// part, or that group's answer to it: the chunk's distinct afterstates
+/// (sorted) whose spawns of one tile all land in that group, with what goes
+/// with each. The tile is the part's tile sum less the chunk's (2 or 4). In
+/// its three roles ([`RequestRef`], [`ResponseRef`], [`PushRef`]) it names
+/// the same afterstates, so one type serves all three.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RequestRef {
-    /// The chunk whose afterstates these are.
+pub struct PieceRef {
+    /// The chunk whose afterstates these are (whose solve reads the answer).
     pub source: ChunkId,
-    /// The part their spawns land in.
+    /// The part their spawns land in (that answers).
     pub part: PartId,
     /// The group of that part.
     pub group: u32,
@@ -173,49 +176,34 @@ pub struct RequestRef {
     pub count: u64,
     /// Payload checksum.
     pub checksum: u64,
-}
-
-impl RequestRef {
-    /// Exponent of the spawned tile: 1 for a 2, 2 for a 4.
-    pub fn tile(&self) -> u8 {
-        ((self.part.sum - self.source.part.sum) / 2) as u8
-    }
-}
-
-/// The answer to one [`RequestRef`]: for each of its afterstates, in order,
-/// the sum over the afterstate's empty cells of the values of its spawns of
-/// the request's tile.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ResponseRef {
-    /// The chunk that asked (whose solve reads it).
-    pub source: ChunkId,
-    /// The part that answered.
-    pub part: PartId,
-    /// The group that answered.
-    pub group: u32,
-    /// The bundle object it lies in.
-    pub object: String,
-    /// Its first byte in the object.
-    pub offset: u64,
-    /// Its length in bytes.
-    pub len: u64,
-    /// Number of afterstates.
-    pub count: u64,
-    /// Payload checksum.
-    pub checksum: u64,
-    /// Evaluation jobs: true for the sums of the solved store's optimal
-    /// values, false for those of the evaluated player's values (each
-    /// request of an evaluation is answered with both).
+    /// Responses of evaluation jobs: true for the sums of the solved store's
+    /// optimal values, false for those of the evaluated player's values
+    /// (each request of an evaluation is answered with both). False in every
+    /// other piece.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub reference: bool,
 }
 
-impl ResponseRef {
+impl PieceRef {
     /// Exponent of the spawned tile: 1 for a 2, 2 for a 4.
     pub fn tile(&self) -> u8 {
         ((self.part.sum - self.source.part.sum) / 2) as u8
     }
 }
+
+/// Requests of one chunk to one group: its afterstates whose spawns land
+/// there, keys only.
+pub type RequestRef = PieceRef;
+
+/// The answer to one [`RequestRef`]: for each of its afterstates, in order,
+/// the sum over the afterstate's empty cells of the values of its spawns of
+/// the request's tile.
+pub type ResponseRef = PieceRef;
+
+/// An evaluation's forward pass: the afterstates of one request, each with
+/// the discounted probability that the evaluated player makes it from the
+/// chunk's boards. Its keys are those of the request.
+pub type PushRef = PieceRef;
 
 #[cfg(test)]
 mod tests {

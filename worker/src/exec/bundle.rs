@@ -2,15 +2,26 @@
 //! chunk found again by its byte range.
 
 use solve2048_core::chunk::file_checksum;
+use solve2048_core::part::{ChunkId, PartId};
+use solve2048_core::task::PieceRef;
 
 /// Chunks written as one object (one put, one delete): each blob is added
 /// whole and found again by its byte range.
-#[derive(Default)]
 pub(super) struct Bundle {
+    /// The object it is written as.
+    pub(super) object: String,
     pub(super) bytes: Vec<u8>,
 }
 
 impl Bundle {
+    /// An empty bundle, to be written as `object`.
+    pub(super) fn new(object: String) -> Bundle {
+        Bundle {
+            object,
+            bytes: Vec::new(),
+        }
+    }
+
     /// Append an encoded chunk; returns its offset, length and payload
     /// checksum.
     pub(super) fn add(&mut self, blob: Vec<u8>) -> (u64, u64, u64) {
@@ -18,6 +29,30 @@ impl Bundle {
         let checksum = file_checksum(&blob);
         self.bytes.extend_from_slice(&blob);
         (offset, blob.len() as u64, checksum)
+    }
+
+    /// Append an encoded piece of `count` afterstates of chunk `source`
+    /// addressed to `group` of `part` (a request, push or response);
+    /// returns its reference.
+    pub(super) fn add_piece(
+        &mut self,
+        source: ChunkId,
+        (part, group): (PartId, u32),
+        count: u64,
+        blob: Vec<u8>,
+    ) -> PieceRef {
+        let (offset, len, checksum) = self.add(blob);
+        PieceRef {
+            source,
+            part,
+            group,
+            object: self.object.clone(),
+            offset,
+            len,
+            count,
+            checksum,
+            reference: false,
+        }
     }
 
     pub(super) fn is_empty(&self) -> bool {

@@ -5,13 +5,15 @@
 
 use futures::{StreamExt, TryStreamExt};
 use solve2048_core::chunk::{self, ChunkHeader, ChunkKind};
+use solve2048_core::kernel::evaluate::GroupedMasses;
 use solve2048_core::kernel::{self, GroupedKeys, Merged};
-use solve2048_core::layer::start_parts;
+use solve2048_core::layer::part_of;
 use solve2048_core::part::{group_of, ChunkId, PartId};
 use solve2048_core::task::{
-    frames_checksum, run_frame_keys, ChunkRef, MergePiece, RequestRef, RunFrame, RunRef,
+    frames_checksum, run_frame_keys, ChunkRef, MergePiece, PushRef, RequestRef, RunFrame, RunRef,
     TargetGroups, TaskOutput, PIECE_CHUNKS, RUN_SAMPLES,
 };
+use solve2048_core::Game;
 use solve2048_store::{layout, StoreError};
 
 use super::bundle::Bundle;
@@ -28,6 +30,16 @@ pub(super) fn group_count(targets: &[TargetGroups], part: PartId) -> Option<u32>
     targets.iter().find(|t| t.part == part).map(|t| t.groups)
 }
 
+/// The id in the header of a run, request or push to `group` of `part`
+/// (the index field is unused: 0).
+pub(super) fn target_id((part, group): (PartId, u32)) -> ChunkId {
+    ChunkId {
+        part,
+        group,
+        index: 0,
+    }
+}
+
 /// Keys at evenly spaced ranks of sorted `keys` ([`RUN_SAMPLES`] of them).
 fn samples(keys: &[u64]) -> Vec<u64> {
     let n = RUN_SAMPLES.min(keys.len());
@@ -35,18 +47,18 @@ fn samples(keys: &[u64]) -> Vec<u64> {
 }
 
 impl Run<'_> {
-    /// The start states, as runs of the start parts.
+    /// The start boards ([`Run::starts`]), as runs of the start parts.
     pub(super) async fn seed(&self, targets: &[TargetGroups]) -> Result<TaskOutput, WorkerError> {
         let mut by_part = GroupedKeys::new();
-        for (part, states) in start_parts(self.job.game.size()) {
+        // In increasing board order: each group's run stays sorted.
+        for &s in self.starts().weights.keys() {
+            let part = part_of(s);
             let groups = group_count(targets, part)
                 .ok_or_else(|| self.invalid(kernel::UnplannedPart(part)))?;
-            // Each part's start states are sorted: each group stays sorted.
-            let mut split = vec![Vec::new(); groups as usize];
-            for s in states {
-                split[group_of(s, groups) as usize].push(s);
-            }
-            by_part.insert(part, split);
+            let split = by_part
+                .entry(part)
+                .or_insert_with(|| vec![Vec::new(); groups as usize]);
+            split[group_of(s, groups) as usize].push(s);
         }
         Ok(TaskOutput::Runs(self.write_runs(None, by_part).await?))
     }
@@ -57,13 +69,11 @@ impl Run<'_> {
         chunk: &ChunkRef,
         targets: &[TargetGroups],
     ) -> Result<TaskOutput, WorkerError> {
-        let states = self.read_states(chunk).await?;
-        let (game, part) = (self.job.game, chunk.id.part);
-        let groups: Vec<TargetGroups> = targets.to_vec();
         let made = self
-            .blocking(move || kernel::enumerate(&game, part, &states, |p| group_count(&groups, p)))
-            .await?
-            .map_err(|e| self.invalid(e))?;
+            .made_of_states(chunk, targets, |g, p, s, groups| {
+                kernel::enumerate(g, p, s, groups)
+            })
+            .await?;
         Ok(TaskOutput::Enumerated {
             runs: self.write_runs(Some(&chunk.id), made).await?,
             requests: Vec::new(),
@@ -78,46 +88,69 @@ impl Run<'_> {
         chunk: &ChunkRef,
         targets: &[TargetGroups],
     ) -> Result<TaskOutput, WorkerError> {
-        let states = self.read_states(chunk).await?;
-        let (game, part) = (self.job.game, chunk.id.part);
-        let groups: Vec<TargetGroups> = targets.to_vec();
         let made = self
-            .blocking(move || kernel::requests(&game, part, &states, |p| group_count(&groups, p)))
+            .made_of_states(chunk, targets, |g, p, s, groups| {
+                kernel::requests(g, p, s, groups)
+            })
+            .await?;
+        let (requests, _) = self.write_requests(&chunk.id, made, None).await?;
+        Ok(TaskOutput::Requests(requests))
+    }
+
+    /// What `make` (a kernel) makes of the states of `chunk`, on a blocking
+    /// thread, given the group count of each successor part `targets` plan.
+    async fn made_of_states<T, E>(
+        &self,
+        chunk: &ChunkRef,
+        targets: &[TargetGroups],
+        make: impl FnOnce(&Game, PartId, &[u64], &dyn Fn(PartId) -> Option<u32>) -> Result<T, E>
+            + Send
+            + 'static,
+    ) -> Result<T, WorkerError>
+    where
+        T: Send + 'static,
+        E: ToString + Send + 'static,
+    {
+        let states = self.read_states(chunk).await?;
+        let (game, part, groups) = (self.job.game, chunk.id.part, targets.to_vec());
+        self.blocking(move || make(&game, part, &states, &|p| group_count(&groups, p)))
             .await?
-            .map_err(|e| self.invalid(e))?;
-        let object = layout::requests(&chunk.id, self.attempt);
-        let mut bundle = Bundle::default();
-        let mut requests = Vec::new();
-        for (target, groups) in made {
+            .map_err(|e| self.invalid(e))
+    }
+
+    /// Write a chunk's distinct afterstates as requests, by the part and
+    /// group their spawns land in, in one bundle; in an evaluation, with
+    /// `masses` (how likely the player makes each) as pushes beside them.
+    pub(super) async fn write_requests(
+        &self,
+        chunk: &ChunkId,
+        requests: GroupedKeys,
+        masses: Option<&GroupedMasses>,
+    ) -> Result<(Vec<RequestRef>, Vec<PushRef>), WorkerError> {
+        let mut bundle = Bundle::new(layout::requests(chunk, self.attempt));
+        let (mut asked, mut pushed) = (Vec::new(), Vec::new());
+        let level = self.job.zstd_level.min(TRANSIENT_ZSTD_LEVEL);
+        for (to, groups) in requests {
             for (group, keys) in groups.into_iter().enumerate() {
                 if keys.is_empty() {
                     continue;
                 }
-                let group = group as u32;
-                let id = ChunkId {
-                    part: target,
-                    group,
-                    index: 0,
-                };
-                let (offset, len, checksum) = bundle.add(chunk::encode_keys(
-                    &self.header(ChunkKind::Requests, id, keys.len() as u64),
-                    &keys,
-                    self.job.zstd_level.min(TRANSIENT_ZSTD_LEVEL),
-                ));
-                requests.push(RequestRef {
-                    source: chunk.id,
-                    part: target,
-                    group,
-                    object: object.clone(),
-                    offset,
-                    len,
-                    count: keys.len() as u64,
-                    checksum,
-                });
+                let (target, count) = ((to, group as u32), keys.len() as u64);
+                let id = target_id(target);
+                let h = self.header(ChunkKind::Requests, id, count);
+                let blob = chunk::encode_keys(&h, &keys, level);
+                asked.push(bundle.add_piece(*chunk, target, count, blob));
+                if let Some(masses) = masses {
+                    let mass = masses.get(&to).and_then(|m| m.get(group));
+                    let mass = mass.map_or(&[][..], Vec::as_slice);
+                    let h = self.header(ChunkKind::Pushes, id, count);
+                    let blob = chunk::encode_responses(&h, &keys, mass, level);
+                    pushed.push(bundle.add_piece(*chunk, target, count, blob));
+                }
             }
         }
-        self.put_bundle(&object, bundle).await?;
-        Ok(TaskOutput::Requests(requests))
+        self.put_bundle(bundle).await?;
+        Ok((asked, pushed))
     }
 
     /// Write one run per non-empty hash group of each successor part, as one
@@ -127,8 +160,7 @@ impl Run<'_> {
         source: Option<&ChunkId>,
         by_part: GroupedKeys,
     ) -> Result<Vec<RunRef>, WorkerError> {
-        let object = layout::runs(source, self.attempt);
-        let mut bundle = Bundle::default();
+        let mut bundle = Bundle::new(layout::runs(source, self.attempt));
         let mut runs = Vec::new();
         for (part, groups) in by_part {
             for (group, keys) in groups.into_iter().enumerate() {
@@ -136,13 +168,8 @@ impl Run<'_> {
                     continue;
                 }
                 let group = group as u32;
-                // A run's header carries its target part and group; the index
-                // field is unused (0).
-                let id = ChunkId {
-                    part,
-                    group,
-                    index: 0,
-                };
+                // A run's header carries its target part and group.
+                let id = target_id((part, group));
                 let level = self.job.zstd_level.min(TRANSIENT_ZSTD_LEVEL);
                 let frame_keys = run_frame_keys(self.job.chunk_size) as usize;
                 let mut frames: Vec<RunFrame> = keys
@@ -171,7 +198,7 @@ impl Run<'_> {
                 runs.push(RunRef {
                     part,
                     group,
-                    object: object.clone(),
+                    object: bundle.object.clone(),
                     offset,
                     len,
                     count: keys.len() as u64,
@@ -181,7 +208,7 @@ impl Run<'_> {
                 });
             }
         }
-        self.put_bundle(&object, bundle).await?;
+        self.put_bundle(bundle).await?;
         Ok(runs)
     }
 
@@ -201,17 +228,7 @@ impl Run<'_> {
         runs: &[RunRef],
         piece: Option<MergePiece>,
     ) -> Result<TaskOutput, WorkerError> {
-        let header = |count| {
-            self.header(
-                ChunkKind::Run,
-                ChunkId {
-                    part,
-                    group,
-                    index: 0,
-                },
-                count,
-            )
-        };
+        let header = |count| self.header(ChunkKind::Run, target_id((part, group)), count);
         let (lo, hi, first_index) = match piece {
             Some(p) => (p.lo, p.hi, p.index * PIECE_CHUNKS),
             None => (0, u64::MAX, 0),

@@ -10,18 +10,22 @@
 //! whole layer, and runs only once the memory it needs
 //! ([`solve2048_core::footprint`]) fits the worker's budget.
 //!
-//! - [`forward`]: seed, enumerate and merge tasks.
-//! - [`backward`]: gather, solve and start-value tasks.
+//! - [`run`]: one attempt at a task, and the one dispatch by its kind.
+//! - [`forward`]: seed, enumerate, ask and merge tasks.
+//! - [`gather`]: gather tasks (one group answers what was addressed to it).
+//! - [`backward`]: solve and start-value tasks.
 //! - [`slice`]: the slice of a group a gather takes, and the cursor that
 //!   finds a request's afterstates among those it answers.
-//! - [`evaluate`]: the same tasks in an evaluation job (boards as they lie,
-//!   under a player's moves, beside a solved store).
+//! - [`evaluate`]: what an evaluation job's enumerate and solve do besides
+//!   the solve's (boards as they lie, under a player's moves, beside a
+//!   solved store); its other stages are the solve's.
 
 mod backward;
 mod bundle;
 mod error;
 mod evaluate;
 mod forward;
+mod gather;
 mod run;
 mod slice;
 

@@ -5,12 +5,17 @@
 use solve2048_core::chunk::{file_checksum, ChunkHeader, ChunkKind};
 use solve2048_core::kernel::SolveError;
 use solve2048_core::part::ChunkId;
+use solve2048_core::spawn::Starts;
 use solve2048_core::task::{AttemptId, JobSpec, Task, TaskOutput};
 use solve2048_store::Store;
 
 use super::bundle::Bundle;
 use super::error::WorkerError;
 use super::evaluate::evaluator::Evaluator;
+
+/// Requests, responses or pushes a task reads at once: their reads are
+/// small, and a remote store answers each after a round trip.
+pub(super) const READS_IN_FLIGHT: usize = 16;
 
 /// One attempt at one task, with the store counting its bytes alone.
 pub(super) struct Run<'a> {
@@ -23,29 +28,77 @@ pub(super) struct Run<'a> {
 }
 
 impl Run<'_> {
+    /// Run the task: the same stages in a solve and in an evaluation, which
+    /// differ only in what their enumerate and solve value (the optimal
+    /// policy, or the player beside it) and in the start boards.
     pub(super) async fn go(&self) -> Result<TaskOutput, WorkerError> {
-        if let Some(e) = &self.evaluator {
-            return self.evaluate(e).await;
+        let under = self.evaluator.as_ref();
+        match (self.task, under) {
+            (Task::Seed { targets }, _) => self.seed(targets).await,
+            (Task::Enumerate { chunk, targets, .. }, None) => self.enumerate(chunk, targets).await,
+            (
+                Task::Enumerate {
+                    chunk,
+                    targets,
+                    pushes,
+                    reference,
+                },
+                Some(e),
+            ) => {
+                self.enumerate_under(e, chunk, targets, pushes, reference)
+                    .await
+            }
+            (Task::Ask { chunk, targets }, None) => self.ask(chunk, targets).await,
+            (Task::Ask { .. }, Some(_)) => Err(self.invalid(
+                "an evaluation's chunks ask in its forward pass, with the player's masses",
+            )),
+            (
+                Task::Merge {
+                    part,
+                    group,
+                    runs,
+                    piece,
+                },
+                _,
+            ) => self.merge(*part, *group, runs, *piece).await,
+            (
+                Task::Gather {
+                    part,
+                    groups,
+                    piece,
+                },
+                _,
+            ) => self.gather(*part, groups, *piece).await,
+            (
+                Task::Solve {
+                    chunk, responses, ..
+                },
+                None,
+            ) => self.solve(chunk, responses).await,
+            (
+                Task::Solve {
+                    chunk,
+                    responses,
+                    pushes,
+                    reference,
+                },
+                Some(e),
+            ) => {
+                self.solve_under(e, chunk, responses, pushes, reference)
+                    .await
+            }
+            (Task::StartValue { layers }, _) => self.start_value(layers).await,
         }
-        match self.task {
-            Task::Seed { targets } => self.seed(targets).await,
-            Task::Enumerate { chunk, targets, .. } => self.enumerate(chunk, targets).await,
-            Task::Ask { chunk, targets } => self.ask(chunk, targets).await,
-            Task::Merge {
-                part,
-                group,
-                runs,
-                piece,
-            } => self.merge(*part, *group, runs, *piece).await,
-            Task::Gather {
-                part,
-                groups,
-                piece,
-            } => self.gather(*part, groups, *piece).await,
-            Task::Solve {
-                chunk, responses, ..
-            } => self.solve(chunk, responses).await,
-            Task::StartValue { layers } => self.start_value(layers).await,
+    }
+
+    /// The start boards: canonical in a solve, as they lie in an evaluation
+    /// (a player that is not symmetric plays differently on the images of
+    /// a board).
+    pub(super) fn starts(&self) -> Starts {
+        let n = self.job.game.size();
+        match self.evaluator {
+            None => Starts::new(n),
+            Some(_) => Starts::actual(n),
         }
     }
 
@@ -85,9 +138,9 @@ impl Run<'_> {
     }
 
     /// Write a bundle, unless it is empty.
-    pub(super) async fn put_bundle(&self, object: &str, bundle: Bundle) -> Result<(), WorkerError> {
+    pub(super) async fn put_bundle(&self, bundle: Bundle) -> Result<(), WorkerError> {
         if !bundle.is_empty() {
-            self.store.put(object, bundle.bytes).await?;
+            self.store.put(&bundle.object, bundle.bytes).await?;
         }
         Ok(())
     }

@@ -22,7 +22,7 @@ mod spawns;
 pub use backward::{gather_as_they_lie, solve_under, Optimal, Valued};
 pub use check::check_moves;
 pub use error::EvaluateError;
-pub use forward::{enumerate_under, Followed, Reach};
+pub use forward::{enumerate_under, Followed, GroupedMasses, Reach};
 pub use moves::Moves;
 pub use spawns::for_each_spawn_as_it_lies;
 

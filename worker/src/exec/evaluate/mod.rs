@@ -1,15 +1,15 @@
-//! Running the tasks of an evaluation job ([`solve2048_core::evaluation`]):
-//! the solve's tasks on boards as they lie, under the player's moves, beside
-//! the solved store the job names.
+//! What the tasks of an evaluation job ([`solve2048_core::evaluation`]) do
+//! besides the solve's: its enumerate and solve value boards as they lie,
+//! under the player's moves, beside the solved store the job names; the
+//! other stages are the solve's ([`super::run::Run::go`]).
 //!
 //! - [`Evaluator`]: what every task of the job shares: the player (built
 //!   once a thread from its spec, or from the store's copy of its weights)
 //!   and the solved store, opened read-only.
-//! - [`forward`]: the seed, and enumerate tasks that first add up how
-//!   likely each board of their chunk is reached.
-//! - [`backward`]: gathers that answer with the player's values and the
-//!   optimal ones, solves that value each board under the player, and the
-//!   start value.
+//! - [`forward`]: enumerate tasks that first add up how likely each board
+//!   of their chunk is reached.
+//! - [`backward`]: the optimal values a gather answers with beside the
+//!   player's, and solves that value each board under the player.
 //!
 //! The player is asked for its moves on every board of a chunk in the
 //! enumerate task and again in the solve task (rather than storing them):
@@ -24,7 +24,7 @@ use std::sync::Arc;
 
 use solve2048_core::chunk::ChunkKind;
 use solve2048_core::kernel::evaluate::{EvaluateError, Moves};
-use solve2048_core::task::{SolvedRef, Task, TaskOutput};
+use solve2048_core::task::SolvedRef;
 use solve2048_store::layout;
 
 use super::error::WorkerError;
@@ -33,46 +33,6 @@ pub(super) use evaluator::Evaluator;
 use group::Group;
 
 impl Run<'_> {
-    /// Run this task as a task of an evaluation.
-    pub(super) async fn evaluate(&self, e: &Arc<Evaluator>) -> Result<TaskOutput, WorkerError> {
-        match self.task {
-            Task::Seed { targets } => self.seed_as_they_lie(targets).await,
-            Task::Enumerate {
-                chunk,
-                targets,
-                pushes,
-                reference,
-            } => {
-                self.enumerate_under(e, chunk, targets, pushes, reference)
-                    .await
-            }
-            Task::Merge {
-                part,
-                group,
-                runs,
-                piece,
-            } => self.merge(*part, *group, runs, *piece).await,
-            Task::Gather {
-                part,
-                groups,
-                piece,
-            } => self.gather_under(e, *part, groups, *piece).await,
-            Task::Solve {
-                chunk,
-                responses,
-                pushes,
-                reference,
-            } => {
-                self.solve_under(e, chunk, responses, pushes, reference)
-                    .await
-            }
-            Task::StartValue { layers } => self.start_value_as_they_lie(layers).await,
-            Task::Ask { .. } => Err(self.invalid(
-                "an evaluation's chunks ask in its forward pass, with the player's masses",
-            )),
-        }
-    }
-
     /// The solved store's chunks `chunks` (one group's, in order), read.
     async fn read_group(&self, e: &Evaluator, chunks: &[SolvedRef]) -> Result<Group, WorkerError> {
         let mut group = Group::default();
@@ -123,7 +83,7 @@ impl Run<'_> {
         let (e, states, group) = (e.clone(), states.clone(), group.clone());
         self.blocking(move || e.moves(&states, &group))
             .await?
-            .map_err(|reason| self.player_error(reason))
+            .map_err(|reason| self.invalid(reason))
     }
 
     /// An evaluation kernel's error, for this task.
@@ -131,14 +91,6 @@ impl Run<'_> {
         WorkerError::Evaluate {
             task: self.task.key(),
             source,
-        }
-    }
-
-    /// The player or the solved store could not say what it must.
-    fn player_error(&self, reason: String) -> WorkerError {
-        WorkerError::InvalidTask {
-            task: self.task.key(),
-            reason,
         }
     }
 }

@@ -1,0 +1,295 @@
+//! The gather task: one group answers the requests addressed to it, for
+//! each afterstate the sums of the values of its spawns, which all lie in
+//! the group. A solve answers with the layer's optimal values; an
+//! evaluation answers each request twice, with the player's values and with
+//! the solved store's ([`Sums`]).
+
+use std::sync::Arc;
+
+use futures::{StreamExt, TryStreamExt};
+use solve2048_core::canonical::canonical;
+use solve2048_core::chunk::{self, ChunkHeader, ChunkKind, FormatError};
+use solve2048_core::kernel::evaluate::gather_as_they_lie;
+use solve2048_core::kernel::{self, SolveError};
+use solve2048_core::part::{ChunkId, PartId};
+use solve2048_core::table::ValueTable;
+use solve2048_core::task::{GatherGroup, GatherPiece, RequestRef, ResponseRef, TaskOutput};
+use solve2048_core::Game;
+use solve2048_store::{layout, StoreError};
+
+use super::bundle::Bundle;
+use super::error::WorkerError;
+use super::forward::{target_id, TRANSIENT_ZSTD_LEVEL};
+use super::run::{Run, READS_IN_FLIGHT};
+use super::slice::{in_union, Slice};
+
+/// One request's answers from one slice: the afterstates it holds there and
+/// their encoded responses, one for each of the gather's [`Sums`].
+type Answered = (u64, Vec<Vec<u8>>);
+
+/// Why a group could not answer its requests.
+enum Unanswered {
+    /// The request at this index is damaged.
+    Damaged(usize, FormatError),
+    /// A spawn the group must hold is missing from it.
+    Inconsistent(SolveError),
+}
+
+/// What a gather answers each request with: the spawn sums of one table of
+/// a group's values.
+#[derive(Clone)]
+enum Sums {
+    /// The layer's values, keyed as the afterstates are (a solve: both
+    /// canonical).
+    Layer(Arc<ValueTable>),
+    /// The player's values of boards as they lie (an evaluation).
+    Player(Arc<ValueTable>),
+    /// The solved store's optimal values, keyed by canonical board, for
+    /// afterstates as they lie (an evaluation's reference responses).
+    Optimal(Arc<ValueTable>),
+}
+
+impl Sums {
+    /// The sums for `afterstates` (of layer `sum`, spawning tile `tile`).
+    fn of(
+        &self,
+        game: &Game,
+        sum: u32,
+        tile: u8,
+        afterstates: &[u64],
+    ) -> Result<Vec<f64>, SolveError> {
+        match self {
+            Sums::Layer(t) => kernel::gather(game, sum, tile, afterstates, t),
+            Sums::Player(t) => gather_as_they_lie(game, sum, tile, afterstates, t),
+            Sums::Optimal(t) => {
+                let n = game.size();
+                let canon: Vec<u64> = afterstates.iter().map(|&a| canonical(a, n)).collect();
+                kernel::gather(game, sum, tile, &canon, t)
+            }
+        }
+    }
+
+    /// Whether its responses are the reference's ([`ResponseRef::reference`]).
+    fn reference(&self) -> bool {
+        matches!(self, Sums::Optimal(_))
+    }
+}
+
+/// A gather's requests of one tile, read ([`Run::read_requests`]).
+struct Requests {
+    /// Each request's verified, compressed bytes.
+    loaded: Vec<Vec<u8>>,
+    /// Each request's header.
+    headers: Vec<ChunkHeader>,
+    /// The header of each request's response.
+    answer_headers: Vec<ChunkHeader>,
+}
+
+/// Answer requests of one tile from one group's values, once for each of
+/// `sums`: each request's afterstates (verified, compressed, in `loaded`)
+/// with the sums of their spawns' values, encoded as responses. Each
+/// distinct afterstate is valued once, however many requests name it;
+/// requests are decoded as streams, and only one request's answer is held
+/// decoded at a time.
+#[allow(clippy::too_many_arguments)]
+fn answer_requests(
+    game: &Game,
+    sum: u32,
+    tile: u8,
+    slice: Slice,
+    sums: &[Sums],
+    loaded: &[Vec<u8>],
+    headers: &[ChunkHeader],
+    answer_headers: &[ChunkHeader],
+    level: i32,
+) -> Result<Vec<Option<Answered>>, Unanswered> {
+    let n = game.size();
+    let damaged = |(i, e): (usize, FormatError)| Unanswered::Damaged(i, e);
+    let union = slice.union(loaded, headers, n).map_err(damaged)?;
+    let valued = sums
+        .iter()
+        .map(|s| s.of(game, sum, tile, &union))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(Unanswered::Inconsistent)?;
+    let mut encoded = Vec::with_capacity(loaded.len());
+    for (i, (bytes, h)) in loaded.iter().zip(headers).enumerate() {
+        let mut keys = Vec::new();
+        let mut answers = vec![Vec::new(); valued.len()];
+        for found in in_union(bytes, h, &union).map_err(|e| damaged((i, e)))? {
+            let (key, at) = found.map_err(|e| damaged((i, e)))?;
+            keys.push(key);
+            for (answer, v) in answers.iter_mut().zip(&valued) {
+                answer.push(v[at]);
+            }
+        }
+        // A request with no afterstate in this slice gets no response.
+        encoded.push((!keys.is_empty()).then(|| {
+            let h = ChunkHeader {
+                count: keys.len() as u64,
+                ..answer_headers[i]
+            };
+            let blobs = answers
+                .iter()
+                .map(|a| chunk::encode_responses(&h, &keys, a, level))
+                .collect();
+            (keys.len() as u64, blobs)
+        }));
+    }
+    Ok(encoded)
+}
+
+impl Run<'_> {
+    /// Answer the requests addressed to groups of `part`, one group at a
+    /// time, into one bundle of responses.
+    pub(super) async fn gather(
+        &self,
+        part: PartId,
+        groups: &[GatherGroup],
+        piece: Option<GatherPiece>,
+    ) -> Result<TaskOutput, WorkerError> {
+        let slice = self.gather_slice(groups.len(), piece)?;
+        let first = groups.first().map_or(0, |g| g.group);
+        let mut bundle = Bundle::new(layout::responses(&part, first, self.attempt));
+        let mut out = Vec::new();
+        for g in groups {
+            self.answer(part, g, slice, &mut bundle, &mut out).await?;
+        }
+        self.put_bundle(bundle).await?;
+        Ok(TaskOutput::Responses(out))
+    }
+
+    /// Answer the requests addressed to one group: for each afterstate, the
+    /// sum of the values of its spawns, which all lie in the group.
+    async fn answer(
+        &self,
+        part: PartId,
+        g: &GatherGroup,
+        slice: Slice,
+        bundle: &mut Bundle,
+        out: &mut Vec<ResponseRef>,
+    ) -> Result<(), WorkerError> {
+        let group = g.group;
+        let foreign = |id: &ChunkId| id.part != part || id.group != group;
+        let chunks = g.chunks.iter().chain(&g.reference);
+        if let Some(c) = chunks.clone().find(|c| foreign(&c.chunk.id)) {
+            return Err(self.invalid(format!(
+                "chunk {} is not in group {group} of {part}",
+                c.chunk.id
+            )));
+        }
+        if let Some(r) = g
+            .requests
+            .iter()
+            .find(|r| r.part != part || r.group != group)
+        {
+            return Err(self.invalid(format!(
+                "request {} is not addressed to this group",
+                r.object
+            )));
+        }
+        let own = Arc::new(self.table_of(&g.chunks, slice).await?);
+        let sums = match &self.evaluator {
+            None => vec![Sums::Layer(own)],
+            Some(e) => {
+                let optimal = self.optimal_table(e, &g.reference, slice).await?;
+                vec![Sums::Player(own), Sums::Optimal(Arc::new(optimal))]
+            }
+        };
+        let references: Vec<bool> = sums.iter().map(Sums::reference).collect();
+        for tile in 1..=2u8 {
+            let asked: Vec<&RequestRef> = g.requests.iter().filter(|r| r.tile() == tile).collect();
+            if asked.is_empty() {
+                continue;
+            }
+            let Requests {
+                loaded,
+                headers,
+                answer_headers,
+            } = self.read_requests(part, group, &asked).await?;
+            let level = self.job.zstd_level.min(TRANSIENT_ZSTD_LEVEL);
+            let (game, sum, sums) = (self.job.game, part.sum - (1 << tile), sums.clone());
+            let answered = self
+                .blocking(move || {
+                    answer_requests(
+                        &game,
+                        sum,
+                        tile,
+                        slice,
+                        &sums,
+                        &loaded,
+                        &headers,
+                        &answer_headers,
+                        level,
+                    )
+                })
+                .await?;
+            let encoded = answered.map_err(|e| self.unanswered(&asked, e))?;
+            for (r, answer) in asked.iter().zip(encoded) {
+                let Some((count, blobs)) = answer else {
+                    continue;
+                };
+                for (blob, &reference) in blobs.into_iter().zip(&references) {
+                    out.push(ResponseRef {
+                        reference,
+                        ..bundle.add_piece(r.source, (part, group), count, blob)
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The requests `asked` (of one tile, addressed to `group` of `part`):
+    /// their verified, compressed bytes, read concurrently (a Vec of
+    /// futures: see `merge`), with their headers and their responses'. Each
+    /// is read twice as a stream, into the union and then to answer it, so
+    /// a gather holds about two bytes a request key instead of eight.
+    async fn read_requests(
+        &self,
+        part: PartId,
+        group: u32,
+        asked: &[&RequestRef],
+    ) -> Result<Requests, WorkerError> {
+        let id = target_id((part, group));
+        let headers: Vec<ChunkHeader> = asked
+            .iter()
+            .map(|r| self.header(ChunkKind::Requests, id, r.count))
+            .collect();
+        let mut reads = Vec::with_capacity(asked.len());
+        for (r, h) in asked.iter().zip(&headers) {
+            reads.push(
+                self.store
+                    .read_key_bytes_at(r.object.clone(), r.offset, r.len, *h),
+            );
+        }
+        let loaded: Vec<Vec<u8>> = futures::stream::iter(reads)
+            .buffered(READS_IN_FLIGHT)
+            .try_collect()
+            .await?;
+        let answer_headers = asked
+            .iter()
+            .map(|r| self.header(ChunkKind::Responses, r.source, r.count))
+            .collect();
+        Ok(Requests {
+            loaded,
+            headers,
+            answer_headers,
+        })
+    }
+
+    /// The task's error for requests `asked` that could not be answered:
+    /// the damaged request named, or the inconsistency.
+    fn unanswered(&self, asked: &[&RequestRef], e: Unanswered) -> WorkerError {
+        match e {
+            Unanswered::Damaged(i, source) => {
+                let r = asked[i];
+                StoreError::Rejected {
+                    object: format!("{} bytes {}..{}", r.object, r.offset, r.offset + r.len),
+                    source,
+                }
+                .into()
+            }
+            Unanswered::Inconsistent(e) => self.inconsistent(e),
+        }
+    }
+}
