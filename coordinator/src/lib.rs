@@ -14,12 +14,14 @@
 //!   tracks for status (the task table, workers, counters, progress).
 //! - [`service`]: the gRPC service over the scheduler, behind a token check.
 //! - [`status`]: the status document, live and in the store; `chunks` rows.
+//! - [`client`]: the live status asked of a running coordinator over gRPC.
 //! - [`metrics`]: the Prometheus endpoint.
 //! - [`server`]: a whole job run as a service.
 
 #![deny(missing_docs)]
 
 pub mod capacity;
+pub mod client;
 pub mod driver;
 pub mod lock;
 pub mod metrics;

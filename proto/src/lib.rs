@@ -5,8 +5,14 @@
 //! Tasks and their outputs travel as JSON of the core task model
 //! (`solve2048_core::task`), so the task model has a single definition; the
 //! messages here carry only what the lease protocol itself needs.
+//!
+//! Modules:
+//! - [`client`]: a client of the service with its token, as workers and
+//!   `status` connect to a coordinator.
 
 #![deny(missing_docs)]
+
+pub mod client;
 
 tonic::include_proto!("solve2048.v1");
 

@@ -3,12 +3,10 @@
 
 use std::path::PathBuf;
 
-use anyhow::Context;
+use solve2048_coordinator::client::live_status;
 use solve2048_coordinator::scheduler::WorkerHealth;
 use solve2048_coordinator::status::{self, JobStatus, StoredStatus};
 use solve2048_coordinator::Records;
-use solve2048_proto as pb;
-use solve2048_worker::agent::connect;
 
 use crate::args::TokenArgs;
 use crate::human::eta;
@@ -43,14 +41,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if let Some(url) = &args.coordinator {
         let token = args.token.token()?;
         let ca = args.tls_ca.as_deref().map(read_file).transpose()?;
-        // The lazy channel spawns its connection on the runtime.
-        let _in_runtime = rt.enter();
-        let mut client = connect(url, &token, ca.as_deref())?;
-        let reply = rt
-            .block_on(client.status(pb::StatusRequest {}))
-            .map_err(|s| anyhow::anyhow!("coordinator at {url}: {}", s.message()))?;
-        let doc: JobStatus = serde_json::from_str(&reply.into_inner().status_json)
-            .context("the coordinator sent an unreadable status")?;
+        let doc: JobStatus = rt.block_on(live_status(url, &token, ca.as_deref()))?;
         if args.json {
             println!("{}", serde_json::to_string(&doc)?);
         } else {

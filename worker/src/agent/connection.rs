@@ -1,85 +1,12 @@
-//! The worker's connection to its coordinator: the URL checked before any
-//! connection, the client with its token, and which failures are worth
+//! The worker's connection to its coordinator: which failures are worth
 //! retrying (the backoff while the coordinator is unreachable is in
-//! `shared`).
+//! `shared`), and how a refusal reads. The client itself, with its URL
+//! check and token, is `solve2048_proto::client`'s, shared with `status`.
 
-use std::time::Duration;
-
-use solve2048_proto as pb;
-use solve2048_proto::coordinator_client::CoordinatorClient;
-use tonic::codegen::InterceptedService;
-use tonic::service::Interceptor;
-use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint};
-use tonic::{Code, Request, Status};
+use tonic::{Code, Status};
 
 use super::config::AgentConfig;
 use super::error::AgentError;
-
-/// Adds the shared secret to every call (the token is never logged).
-#[derive(Clone)]
-pub struct AddToken(tonic::metadata::MetadataValue<tonic::metadata::Ascii>);
-
-impl Interceptor for AddToken {
-    fn call(&mut self, mut req: Request<()>) -> Result<Request<()>, Status> {
-        req.metadata_mut().insert(pb::TOKEN_HEADER, self.0.clone());
-        Ok(req)
-    }
-}
-
-/// A client of the coordinator service.
-pub type Client = CoordinatorClient<InterceptedService<Channel, AddToken>>;
-
-/// Check that `url` names a coordinator: `http://HOST:PORT` or
-/// `https://HOST:PORT` (the port may be left out).
-pub fn check_url(url: &str) -> Result<(), AgentError> {
-    let err = |reason: &str| AgentError::Connect {
-        url: url.to_string(),
-        reason: format!("{reason}; use http://HOST:PORT, or https://HOST:PORT with TLS"),
-    };
-    let Some((scheme, _)) = url.split_once("://") else {
-        return Err(err("not a URL"));
-    };
-    if scheme != "http" && scheme != "https" {
-        return Err(err(&format!("the {scheme}:// scheme is not served")));
-    }
-    let uri: tonic::transport::Uri = url.parse().map_err(|_| err("not a URL"))?;
-    match uri.host() {
-        Some(h) if !h.is_empty() => {}
-        _ => return Err(err("no host")),
-    }
-    if !matches!(uri.path(), "" | "/") {
-        return Err(err("a coordinator URL has no path"));
-    }
-    Ok(())
-}
-
-/// Connect (lazily) to the coordinator at `url` with `token`.
-pub fn connect(url: &str, token: &str, tls_ca: Option<&[u8]>) -> Result<Client, AgentError> {
-    check_url(url)?;
-    let err = |reason: String| AgentError::Connect {
-        url: url.to_string(),
-        reason,
-    };
-    let mut endpoint = Endpoint::from_shared(url.to_string())
-        .map_err(|e| err(e.to_string()))?
-        .connect_timeout(Duration::from_secs(5))
-        .timeout(Duration::from_secs(60));
-    if url.starts_with("https://") {
-        let mut tls = ClientTlsConfig::new().with_native_roots();
-        if let Some(ca) = tls_ca {
-            tls = tls.ca_certificate(Certificate::from_pem(ca));
-        }
-        endpoint = endpoint.tls_config(tls).map_err(|e| err(e.to_string()))?;
-    }
-    let value = format!("Bearer {token}")
-        .parse()
-        .map_err(|_| err("the token has characters not allowed in a header".into()))?;
-    Ok(
-        CoordinatorClient::with_interceptor(endpoint.connect_lazy(), AddToken(value))
-            .max_decoding_message_size(256 << 20)
-            .max_encoding_message_size(256 << 20),
-    )
-}
 
 /// Whether an error means "try again later" rather than "stop". A TLS
 /// certificate the worker does not trust is no passing trouble: it stops

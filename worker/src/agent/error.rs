@@ -1,18 +1,14 @@
 //! Why a worker process stopped with an error.
 
+use solve2048_proto::client::ConnectError;
 use solve2048_store::StoreError;
 
 /// Why a worker process stopped with an error.
 #[derive(Debug, thiserror::Error)]
 pub enum AgentError {
     /// A bad coordinator URL or TLS setting.
-    #[error("cannot connect to {url}: {reason}")]
-    Connect {
-        /// The URL.
-        url: String,
-        /// Why.
-        reason: String,
-    },
+    #[error(transparent)]
+    Connect(#[from] ConnectError),
     /// The coordinator refused this worker for good.
     #[error("the coordinator refused this worker: {0}")]
     Refused(String),

@@ -30,6 +30,7 @@ use std::time::Duration;
 use solve2048_core::chunk::FORMAT_VERSION;
 use solve2048_core::task::{AttemptId, Failure, FailureKind, JobSpec, Task, TaskOutput};
 use solve2048_proto as pb;
+use solve2048_proto::client::connect;
 use tokio::sync::{watch, Notify};
 use tonic::Code;
 use tracing::Instrument;
@@ -46,7 +47,6 @@ mod shared;
 
 use crate::peak_rss_bytes;
 pub use config::AgentConfig;
-pub use connection::{check_url, connect, AddToken, Client};
 use connection::{describe_status, plain_to_tls, refused, transient, PLAIN_TO_TLS_AFTER};
 pub use error::AgentError;
 pub use report::AgentReport;
@@ -422,34 +422,4 @@ async fn run_lease(
         }
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn coordinator_urls_are_checked_before_any_connection() {
-        for good in [
-            "http://127.0.0.1:7480",
-            "https://coord.example:7480/",
-            "http://solve2048-coordinator:7480",
-            "http://[::1]:7480",
-        ] {
-            assert!(check_url(good).is_ok(), "{good}");
-        }
-        for (bad, why) in [
-            ("not-a-url", "not a URL"),
-            ("127.0.0.1:7480", "not a URL"),
-            ("ftp://host:1", "ftp:// scheme"),
-            ("http://", "not a URL"),
-            ("http://host:7480/some/path", "no path"),
-        ] {
-            let e = check_url(bad).unwrap_err().to_string();
-            assert!(
-                e.contains(why) && e.contains("http://HOST:PORT"),
-                "{bad}: {e}"
-            );
-        }
-    }
 }

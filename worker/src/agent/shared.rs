@@ -7,11 +7,12 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Mutex;
 use std::time::Duration;
 
+use solve2048_proto::client::Client;
 use tokio::sync::watch;
 use tonic::Status;
 
 use super::config::AgentConfig;
-use super::connection::{describe_status, Client};
+use super::connection::describe_status;
 use super::error::AgentError;
 use super::report::AgentReport;
 
