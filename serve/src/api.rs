@@ -325,7 +325,7 @@ pub async fn plot(State(state): State<Arc<AppState>>) -> Result<impl IntoRespons
         .plot
         .get_or_try_init(|| async {
             let stats = state.solution.layer_stats().await?;
-            Ok::<_, ApiError>(Arc::new(crate::figure::svg(
+            Ok::<_, ApiError>(Arc::new(solve2048_solution::figure::svg(
                 &state.solution.game().name(),
                 &stats,
             )))

@@ -13,7 +13,6 @@
 //! - [`api`]: the JSON endpoints.
 //! - [`games`]: seeded games: a player's, and a person's moves replayed.
 //! - [`graph`]: the MDP graph of a 2x2 game.
-//! - [`figure`]: the state-space figure (SVG), also drawn by `solve2048 plot`.
 //! - [`limits`]: per-client rates, requests at once, and time per request.
 //! - [`assets`]: the page's files, embedded.
 //! - [`error`]: [`ApiError`], every failure and its HTTP status, in one place.
@@ -24,7 +23,6 @@ pub mod app;
 pub mod assets;
 pub mod config;
 pub mod error;
-pub mod figure;
 pub mod games;
 pub mod graph;
 pub mod limits;

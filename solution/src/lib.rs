@@ -9,11 +9,14 @@
 //!   any board as it lies.
 //! - [`occupancy`]: visit probabilities under optimal play.
 //! - [`stats`]: per-layer counts and value histograms, for plots.
+//! - [`figure`]: the state-space figure (SVG) drawn from those statistics,
+//!   which `solve2048 plot` writes and `serve` shows.
 //! - [`states`]: every state of a layer with its value and action, to draw
 //!   small games whole.
 
 #![deny(missing_docs)]
 
+pub mod figure;
 pub mod occupancy;
 pub mod player;
 pub mod query;

@@ -1,4 +1,5 @@
-//! Per-layer counts and value histograms, for plots.
+//! Per-layer counts and value histograms, for plots (drawn by
+//! [`crate::figure`]).
 
 use solve2048_core::chunk::{ChunkHeader, ChunkKind};
 use solve2048_store::layout;

@@ -1,5 +1,5 @@
 //! `solve2048 plot`: the state-space figure of a solved store, as SVG or
-//! PNG (the drawing is in [`solve2048_serve::figure`], which `serve` shows
+//! PNG (the drawing is in [`solve2048_solution::figure`], which `serve` shows
 //! too; PNG is the same SVG rasterised with resvg).
 
 use solve2048_solution::Solution;
@@ -33,7 +33,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let rt = runtime()?;
     let solution = rt.block_on(Solution::open(open_existing(&args.store.store)?))?;
     let stats = rt.block_on(solution.layer_stats())?;
-    let svg = solve2048_serve::figure::svg(&solution.game().name(), &stats);
+    let svg = solve2048_solution::figure::svg(&solution.game().name(), &stats);
     let bytes = if ext == "png" {
         png(&svg)?
     } else {

@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use solve2048_solution::stats::{LayerStats, VALUE_BINS};
+use crate::stats::{LayerStats, VALUE_BINS};
 
 /// Width of the figure.
 pub const W: f64 = 900.0;
