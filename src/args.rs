@@ -141,29 +141,8 @@ pub struct MemoryArgs {
 
 impl MemoryArgs {
     /// The bytes tasks may hold: the memory less what the process itself
-    /// holds ([`solve2048_core::footprint::PROCESS_BYTES`]).
+    /// holds ([`solve2048_worker::budget::task_budget`]).
     pub fn task_budget(&self) -> anyhow::Result<u64> {
-        let total = match self.memory {
-            Some(gib) => {
-                anyhow::ensure!(
-                    gib.is_finite() && gib > 0.0,
-                    "--memory {gib} must be more than 0 GiB"
-                );
-                (gib * (1u64 << 30) as f64) as u64
-            }
-            None => {
-                let machine = crate::runtime::machine_memory().ok_or_else(|| {
-                    anyhow::anyhow!("cannot tell this machine's memory: pass --memory GiB")
-                })?;
-                machine - (machine / 10).max(1 << 30).min(machine / 2)
-            }
-        };
-        let process = solve2048_core::footprint::PROCESS_BYTES;
-        anyhow::ensure!(
-            total > process,
-            "--memory must leave room for the process itself ({} MiB)",
-            process >> 20
-        );
-        Ok(total - process)
+        Ok(solve2048_worker::budget::task_budget(self.memory)?)
     }
 }

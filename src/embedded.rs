@@ -39,13 +39,13 @@ fn random_token() -> String {
 }
 
 /// Run the job with one in-process worker of `threads` kernel threads whose
-/// tasks may hold `memory` bytes: the coordinator serves on a loopback port
+/// tasks may hold `task_budget` bytes: the coordinator serves on a loopback port
 /// with a random token.
 pub async fn run_embedded(
     store: &Store,
     job: JobSpec,
     threads: usize,
-    memory: u64,
+    task_budget: u64,
     lease: &LeaseArgs,
     repair: bool,
     progress: &(dyn Fn(&Progress) + Sync),
@@ -68,7 +68,7 @@ pub async fn run_embedded(
     };
     let records = Records::new(store.clone());
     let agent = AgentConfig {
-        memory,
+        task_budget,
         coordinator: url,
         token,
         tls_ca: None,

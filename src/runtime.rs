@@ -97,24 +97,6 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))
 }
 
-/// The memory this process may use: the machine's (`MemTotal`), or its
-/// container's limit (cgroup v2 `memory.max`) when lower; None where
-/// neither can be read.
-pub fn machine_memory() -> Option<u64> {
-    let total = std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("MemTotal:"))
-                .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
-                .map(|kb| kb * 1024)
-        })?;
-    let limit = std::fs::read_to_string("/sys/fs/cgroup/memory.max")
-        .ok()
-        .and_then(|s| s.trim().parse::<u64>().ok());
-    Some(limit.map_or(total, |l| l.min(total)))
-}
-
 /// Keep glibc's malloc to two arenas. By default it makes one per thread up
 /// to 8 per core, and the tokio blocking threads that run kernels and file
 /// I/O each keep their own arena's freed memory: a 4x4-to-16 solve peaked at

@@ -55,7 +55,7 @@ pub struct Args {
 /// Run `evaluate`.
 pub fn run(args: Args) -> anyhow::Result<()> {
     let threads = start_threads(args.threads)?;
-    let memory = args.memory.task_budget()?;
+    let task_budget = args.memory.task_budget()?;
     let rt = runtime()?;
     let prepared = rt.block_on(prepare(&args.store, &args.player, args.chunk_size))?;
     let job = prepared.job.clone();
@@ -68,7 +68,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             &store,
             job.clone(),
             threads,
-            memory,
+            task_budget,
             &args.lease,
             false,
             &|p| reporter.event(p),

@@ -36,7 +36,7 @@ pub struct Args {
 /// Run `solve`.
 pub fn run(args: Args) -> anyhow::Result<()> {
     let job = args.job.spec()?;
-    let memory = args.memory.task_budget()?;
+    let task_budget = args.memory.task_budget()?;
     let threads = start_threads(args.threads)?;
     let location = args
         .store
@@ -49,7 +49,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         &store,
         job.clone(),
         threads,
-        memory,
+        task_budget,
         &args.lease,
         args.repair,
         &|p| reporter.event(p),

@@ -61,7 +61,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .clone()
         .map(|dir| (dir, (args.cache_gib * (1u64 << 30) as f64) as u64));
     let config = AgentConfig {
-        memory: args.memory.task_budget()?,
+        task_budget: args.memory.task_budget()?,
         coordinator: args.coordinator.clone(),
         token: args.token.token()?,
         tls_ca: args.tls_ca.as_deref().map(read_file).transpose()?,

@@ -8,10 +8,13 @@
 //!   within the worker's memory budget (reads its inputs, runs the core
 //!   kernel on rayon, writes its outputs): forward and backward tasks, and
 //!   those of an evaluation job (under a player's moves).
+//! - [`budget`]: the task budget, the bytes a worker's tasks may hold: its
+//!   memory (by default the machine's less a margin) less the process.
 
 #![deny(missing_docs)]
 
 pub mod agent;
+pub mod budget;
 pub mod exec;
 
 pub use agent::{run_agent, AgentConfig, AgentError, AgentReport};

@@ -1,5 +1,5 @@
 //! How a worker process runs ([`AgentConfig`]): its coordinator, threads,
-//! slots, cache, memory and the waits it gives up or drains after.
+//! slots, cache, task budget and the waits it gives up or drains after.
 
 use std::time::Duration;
 
@@ -25,6 +25,7 @@ pub struct AgentConfig {
     /// On shutdown, how long running tasks may finish before their leases
     /// are handed back.
     pub drain: Duration,
-    /// Bytes the worker's tasks may hold at once (`--memory`).
-    pub memory: u64,
+    /// Bytes the worker's tasks may hold at once: `--memory` less the
+    /// process (see [`crate::budget`]).
+    pub task_budget: u64,
 }

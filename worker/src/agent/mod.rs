@@ -98,7 +98,7 @@ pub async fn run_agent(
                         })?;
                         store = store.with_cache(cache);
                     }
-                    let w = Arc::new(Worker::new(store, job.clone(), shared.config.memory));
+                    let w = Arc::new(Worker::new(store, job.clone(), shared.config.task_budget));
                     worker = Some((reg.store.clone(), job.clone(), w.clone()));
                     w
                 }
@@ -162,7 +162,7 @@ async fn register(shared: &Shared) -> Result<pb::RegisterReply, AgentError> {
             name: c.name.clone(),
             threads: c.threads,
             slots: c.slots,
-            memory_bytes: c.memory,
+            memory_bytes: c.task_budget,
         };
         match shared.client.clone().register(req).await {
             Ok(r) => {

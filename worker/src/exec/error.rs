@@ -29,14 +29,14 @@ pub enum WorkerError {
         reason: String,
     },
     /// The task needs more memory than this worker may use.
-    #[error("task {task} needs {} MiB but this worker's memory budget is {} MiB (--memory); give workers more memory (`solve2048 plan` says how much)", needed >> 20, budget >> 20)]
+    #[error("task {task} needs {} MiB but this worker's memory budget is {} MiB (--memory); give workers more memory (`solve2048 plan` says how much)", needed >> 20, task_budget >> 20)]
     TooLarge {
         /// Task key.
         task: String,
         /// Bytes it needs.
         needed: u64,
-        /// The budget, bytes.
-        budget: u64,
+        /// The worker's task budget, bytes.
+        task_budget: u64,
     },
     /// A kernel thread panicked.
     #[error("kernel of task {task} panicked")]

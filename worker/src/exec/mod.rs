@@ -56,23 +56,24 @@ const MEMORY_UNIT: u64 = 1 << 20;
 pub struct Worker {
     store: Store,
     job: JobSpec,
-    budget: u64,
-    /// MiB of the budget not held by running tasks.
-    memory: Semaphore,
+    task_budget: u64,
+    /// MiB of the task budget not held by running tasks.
+    free_mib: Semaphore,
     /// Evaluation jobs: the player and the solved store, made on first use.
     evaluator: tokio::sync::OnceCell<std::sync::Arc<evaluate::Evaluator>>,
 }
 
 impl Worker {
-    /// A worker for `job` on `store` whose tasks may hold `budget` bytes in
-    /// all (besides [`footprint::PROCESS_BYTES`]).
-    pub fn new(store: Store, job: JobSpec, budget: u64) -> Worker {
-        let units = (budget / MEMORY_UNIT).min(Semaphore::MAX_PERMITS as u64) as usize;
+    /// A worker for `job` on `store` whose tasks may hold `task_budget`
+    /// bytes in all (besides [`footprint::PROCESS_BYTES`]; see
+    /// [`crate::budget`]).
+    pub fn new(store: Store, job: JobSpec, task_budget: u64) -> Worker {
+        let units = (task_budget / MEMORY_UNIT).min(Semaphore::MAX_PERMITS as u64) as usize;
         Worker {
             store,
             job,
-            budget,
-            memory: Semaphore::new(units),
+            task_budget,
+            free_mib: Semaphore::new(units),
             evaluator: tokio::sync::OnceCell::new(),
         }
     }
@@ -96,16 +97,16 @@ impl Worker {
         attempt: AttemptId,
     ) -> Result<(TaskOutput, TaskIo), WorkerError> {
         let needed = footprint::of(task, &self.job);
-        if needed > self.budget {
+        if needed > self.task_budget {
             return Err(WorkerError::TooLarge {
                 task: task.key(),
                 needed,
-                budget: self.budget,
+                task_budget: self.task_budget,
             });
         }
         let units = needed.div_ceil(MEMORY_UNIT).max(1) as u32;
         let _held = self
-            .memory
+            .free_mib
             .acquire_many(units)
             .await
             .expect("the semaphore is never closed");
