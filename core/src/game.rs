@@ -38,11 +38,18 @@ pub struct Game {
 }
 
 impl Game {
-    /// Validate and build a game from user-facing numbers.
-    pub fn new(n: u32, target: u64, discount: f64) -> Result<Game, GameError> {
+    /// Check a board side a person gives (2, 3 or 4), as [`Game::new`]
+    /// checks it, for uses that need a board but no target or discount.
+    pub fn check_size(n: u32) -> Result<usize, GameError> {
         if !(2..=4).contains(&n) {
             return Err(GameError::BoardSize(n));
         }
+        Ok(n as usize)
+    }
+
+    /// Validate and build a game from user-facing numbers.
+    pub fn new(n: u32, target: u64, discount: f64) -> Result<Game, GameError> {
+        Game::check_size(n)?;
         if !target.is_power_of_two() {
             return Err(GameError::TargetNotPowerOfTwo(target));
         }
@@ -103,6 +110,8 @@ mod tests {
         assert!(Game::new(3, 1024, 1.0).is_ok());
         assert_eq!(Game::new(5, 64, 1.0), Err(GameError::BoardSize(5)));
         assert_eq!(Game::new(1, 64, 1.0), Err(GameError::BoardSize(1)));
+        assert_eq!(Game::check_size(3), Ok(3));
+        assert_eq!(Game::check_size(5), Err(GameError::BoardSize(5)));
         assert_eq!(
             Game::new(4, 100, 1.0),
             Err(GameError::TargetNotPowerOfTwo(100))

@@ -154,11 +154,7 @@ fn game_of(board: u32, target: Option<u64>) -> anyhow::Result<(usize, Option<u8>
             let game = Game::new(board, t, 1.0)?;
             Ok((game.size(), Some(game.target_exp)))
         }
-        None => {
-            // The same check and message as a game with a target.
-            Game::new(board, 8, 1.0)?;
-            Ok((board as usize, None))
-        }
+        None => Ok((Game::check_size(board)?, None)),
     }
 }
 
