@@ -9,7 +9,7 @@
 use std::collections::BTreeSet;
 
 use serde::Serialize;
-use solve2048_core::chunk::FORMAT_VERSION;
+use solve2048_core::formats::chunk::FORMAT_VERSION;
 use solve2048_core::task::{JobManifest, JobSpec, LayerIndex, ManifestError, Task, TaskOutput};
 use solve2048_store::{layout, Store, StoreError};
 

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use solve2048_core::chunk::FORMAT_VERSION;
+use solve2048_core::formats::chunk::FORMAT_VERSION;
 use solve2048_core::task::{AttemptId, Failure, FailureKind, TaskOutput};
 use solve2048_proto as pb;
 use solve2048_proto::coordinator_server::{Coordinator, CoordinatorServer};

@@ -8,7 +8,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
-use solve2048_core::part::PartId;
+use solve2048_core::space::ids::PartId;
 use solve2048_store::layout;
 
 use crate::lock::{unix_ms, LockRecord, STALE_AFTER};

@@ -5,11 +5,11 @@
 use std::collections::BTreeMap;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
-use solve2048_core::canonical::canonical;
+use solve2048_core::kernel::value_table::ValueTable;
 use solve2048_core::kernel::{afterstates, enumerate, gather, merge, solve, SpawnSums};
-use solve2048_core::moves::Mover;
-use solve2048_core::part::{mix, PartId};
-use solve2048_core::table::ValueTable;
+use solve2048_core::rules::canonical::canonical;
+use solve2048_core::rules::moves::Mover;
+use solve2048_core::space::ids::{mix, PartId};
 use solve2048_core::{Board, Direction, Game};
 
 /// Seeded mid-game 4x4 boards: a random walk of real play from a fixed seed,

@@ -2,15 +2,15 @@
 //! from the random start, by memoised recursion over actual boards (not
 //! canonical ones). Moves come from the core's tables (tested exhaustively
 //! against the slow rules), spawns and the start from
-//! [`solve2048_core::slow`].
+//! [`solve2048_core::rules::slow`].
 //!
 //! For tests and small games: it keeps every reachable board in a hash map
 //! (`random` on 3x3 to 64 reaches about N boards).
 
-use solve2048_core::moves::{has_exponent, Mover};
-use solve2048_core::{slow, Game};
+use solve2048_core::rules::moves::{has_exponent, Mover};
+use solve2048_core::{rules::slow, Game};
 
-use solve2048_core::spawn::{empty_bits, P_FOUR, P_TWO};
+use solve2048_core::rules::spawn::{empty_bits, P_FOUR, P_TWO};
 
 use crate::player::BoardMap;
 use crate::{NotExact, Player};

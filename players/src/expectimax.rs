@@ -39,9 +39,9 @@
 
 use std::sync::{Arc, OnceLock};
 
-use solve2048_core::canonical::transpose;
-use solve2048_core::moves::Mover;
-use solve2048_core::spawn::{empty_bits, P_FOUR, P_TWO};
+use solve2048_core::rules::canonical::transpose;
+use solve2048_core::rules::moves::Mover;
+use solve2048_core::rules::spawn::{empty_bits, P_FOUR, P_TWO};
 use solve2048_core::Direction;
 
 use crate::player::{certain, check_size, legal_moves, BoardMap, Player};
@@ -305,8 +305,8 @@ impl Player for ExpectimaxPlayer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use solve2048_core::rng::SeededRng;
-    use solve2048_core::slow;
+    use solve2048_core::rules::rng::SeededRng;
+    use solve2048_core::rules::slow;
 
     /// The heuristic of a board computed from its grid, line by line, with
     /// nothing precomputed; and the sum of the lines' magnitudes (the f32

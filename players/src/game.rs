@@ -10,8 +10,8 @@
 use std::time::Instant;
 
 use serde::Serialize;
-use solve2048_core::moves::{has_exponent, Mover};
-use solve2048_core::rng::SeededRng;
+use solve2048_core::rules::moves::{has_exponent, Mover};
+use solve2048_core::rules::rng::SeededRng;
 use solve2048_core::{Board, Direction};
 
 use crate::{Player, PlayerError};
@@ -108,7 +108,7 @@ impl GameRecord {
 pub fn player_seed(seed: u64) -> u64 {
     // A fixed, arbitrary stream label ("player") keeps the player's stream
     // apart from the tiles' stream, which starts from `seed` itself.
-    solve2048_core::part::mix(seed ^ 0x0070_6C61_7965_7200)
+    solve2048_core::space::ids::mix(seed ^ 0x0070_6C61_7965_7200)
 }
 
 /// Play one game of the `n x n` board with `player` from seed `seed`, until

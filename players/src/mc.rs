@@ -9,8 +9,8 @@
 //! a board depends on the draws before it. Its distribution is therefore not
 //! exact ([`NotExact`]).
 
-use solve2048_core::moves::Mover;
-use solve2048_core::rng::SeededRng;
+use solve2048_core::rules::moves::Mover;
+use solve2048_core::rules::rng::SeededRng;
 use solve2048_core::Direction;
 
 use crate::player::{check_size, scored_moves, Player};

@@ -53,8 +53,8 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use solve2048_core::moves::Mover;
-use solve2048_core::tables::Tables;
+use solve2048_core::rules::moves::Mover;
+use solve2048_core::rules::row_tables::Tables;
 use solve2048_core::Direction;
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -497,8 +497,8 @@ impl Player for NTuplePlayer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use solve2048_core::canonical::image;
-    use solve2048_core::rng::SeededRng;
+    use solve2048_core::rules::canonical::image;
+    use solve2048_core::rules::rng::SeededRng;
 
     fn random_network(n: usize, seed: u64) -> Network {
         let mut net = Network::new(TupleSpec::default_for(n));
@@ -563,7 +563,7 @@ mod tests {
         for (i, w) in net.weights.iter_mut().enumerate() {
             *w = i as f32;
         }
-        let x = 0x0000_0456_0023_0001u64 & solve2048_core::board::block_mask(3);
+        let x = 0x0000_0456_0023_0001u64 & solve2048_core::rules::board::block_mask(3);
         let expect: f32 = (0..8).map(|g| (image(x, 3, g) & 0xFFF) as f32).sum();
         assert_eq!(net.value(x), expect);
     }

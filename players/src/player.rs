@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
-use solve2048_core::moves::Mover;
+use solve2048_core::rules::moves::Mover;
 use solve2048_core::Direction;
 
 use crate::NotExact;
@@ -95,10 +95,10 @@ impl Hasher for MixHasher {
     }
     fn write(&mut self, bytes: &[u8]) {
         for &b in bytes {
-            self.0 = solve2048_core::part::mix(self.0 ^ u64::from(b));
+            self.0 = solve2048_core::space::ids::mix(self.0 ^ u64::from(b));
         }
     }
     fn write_u64(&mut self, x: u64) {
-        self.0 = solve2048_core::part::mix(x);
+        self.0 = solve2048_core::space::ids::mix(x);
     }
 }

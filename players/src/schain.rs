@@ -27,7 +27,7 @@
 //! It looks at no spawn, so it is deterministic and cheap: one afterstate per
 //! legal move.
 
-use solve2048_core::moves::Mover;
+use solve2048_core::rules::moves::Mover;
 use solve2048_core::{Board, Direction};
 
 use crate::player::{certain, check_size, Player};

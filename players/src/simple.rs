@@ -2,8 +2,8 @@
 //! (the first legal move in a fixed order) and `greedy` (the legal move whose
 //! merges make the most value).
 
-use solve2048_core::moves::Mover;
-use solve2048_core::rng::SeededRng;
+use solve2048_core::rules::moves::Mover;
+use solve2048_core::rules::rng::SeededRng;
 use solve2048_core::Direction;
 
 use crate::player::{certain, check_size, legal_moves, scored_moves, Player};

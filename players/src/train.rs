@@ -19,8 +19,8 @@
 use std::collections::VecDeque;
 use std::path::PathBuf;
 
-use solve2048_core::moves::Mover;
-use solve2048_core::rng::SeededRng;
+use solve2048_core::rules::moves::Mover;
+use solve2048_core::rules::rng::SeededRng;
 use solve2048_core::Board;
 
 use crate::ntuple::{Network, TupleSpec};
@@ -108,7 +108,7 @@ impl TrainConfig {
 
 /// The tile seed of training game `g` of a run seeded `seed`.
 pub fn game_seed(seed: u64, g: u64) -> u64 {
-    solve2048_core::part::mix(seed ^ solve2048_core::part::mix(g))
+    solve2048_core::space::ids::mix(seed ^ solve2048_core::space::ids::mix(g))
 }
 
 /// How many recent games [`Progress`] summarises.

@@ -1,5 +1,5 @@
 //! Seeded games. A game's tiles come from [`SeededRng::new(seed)`]
-//! (`solve2048_core::rng`), drawn as `solve2048 play` and the players' games
+//! (`solve2048_core::rules::rng`), drawn as `solve2048 play` and the players' games
 //! draw them, so a seed names the same tiles everywhere: a person who plays
 //! the moves the optimal player played sees the same game.
 //!
@@ -9,12 +9,12 @@
 //! - [`replay`]: a person's moves (`"LURD..."`) replayed from the seed: the
 //!   board they lead to. The server keeps no game: the page sends its moves.
 //!
-//! [`SeededRng::new(seed)`]: solve2048_core::rng::SeededRng::new
+//! [`SeededRng::new(seed)`]: solve2048_core::rules::rng::SeededRng::new
 
 use std::sync::Arc;
 
 use serde::Serialize;
-use solve2048_core::moves::Mover;
+use solve2048_core::rules::moves::Mover;
 use solve2048_core::{Board, Direction};
 use solve2048_players::{NotExact, Outcome, Player, PlayerSpec};
 use solve2048_solution::{OptimalPlayer, Report, Solution};
@@ -299,7 +299,7 @@ impl Player for Scripted {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use solve2048_core::rng::SeededRng;
+    use solve2048_core::rules::rng::SeededRng;
 
     #[test]
     fn moves_are_letters() {

@@ -6,9 +6,9 @@
 use std::collections::BTreeMap;
 
 use serde::Serialize;
-use solve2048_core::canonical::canonical;
-use solve2048_core::moves::{has_exponent, Mover};
-use solve2048_core::spawn::{empty_bits, for_each_spawn, Starts, P_FOUR, P_TWO};
+use solve2048_core::rules::canonical::canonical;
+use solve2048_core::rules::moves::{has_exponent, Mover};
+use solve2048_core::rules::spawn::{empty_bits, for_each_spawn, Starts, P_FOUR, P_TWO};
 use solve2048_core::{Board, Direction};
 use solve2048_solution::Solution;
 

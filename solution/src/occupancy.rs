@@ -4,8 +4,8 @@
 
 use std::collections::HashMap;
 
-use solve2048_core::moves::has_exponent;
-use solve2048_core::spawn::{empty_bits, for_each_spawn, P_FOUR, P_TWO};
+use solve2048_core::rules::moves::has_exponent;
+use solve2048_core::rules::spawn::{empty_bits, for_each_spawn, P_FOUR, P_TWO};
 use solve2048_core::{Board, Direction};
 
 use crate::solution::{QueryError, Solution};
@@ -36,7 +36,7 @@ impl Solution {
     ) -> Result<Occupancy, QueryError> {
         use std::collections::BTreeMap;
         let n = self.game.size();
-        let starts = solve2048_core::spawn::Starts::new(n);
+        let starts = solve2048_core::rules::spawn::Starts::new(n);
         let mut pending: BTreeMap<u32, HashMap<u64, f64>> = BTreeMap::new();
         for &s in starts.weights.keys() {
             *pending

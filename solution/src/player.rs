@@ -9,8 +9,8 @@
 
 use std::sync::Arc;
 
-use solve2048_core::canonical::{canonical_with_symmetry, direction_image, inverse};
-use solve2048_core::moves::{has_exponent, Mover};
+use solve2048_core::rules::canonical::{canonical_with_symmetry, direction_image, inverse};
+use solve2048_core::rules::moves::{has_exponent, Mover};
 use solve2048_core::{Board, Direction};
 use solve2048_players::player::certain;
 use solve2048_players::{NotExact, Player};

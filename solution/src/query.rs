@@ -5,10 +5,10 @@
 
 use std::collections::HashMap;
 
-use solve2048_core::canonical::{canonical_with_symmetry, direction_image, inverse};
 use solve2048_core::kernel;
-use solve2048_core::moves::has_exponent;
-use solve2048_core::spawn::for_each_spawn;
+use solve2048_core::rules::canonical::{canonical_with_symmetry, direction_image, inverse};
+use solve2048_core::rules::moves::has_exponent;
+use solve2048_core::rules::spawn::for_each_spawn;
 use solve2048_core::{Board, Direction};
 
 use crate::solution::{QueryError, Solution};

@@ -8,9 +8,9 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use solve2048_core::chunk::{ChunkHeader, ChunkKind, FORMAT_VERSION};
-use solve2048_core::moves::Mover;
-use solve2048_core::part::{group_of, ChunkId};
+use solve2048_core::formats::chunk::{ChunkHeader, ChunkKind, FORMAT_VERSION};
+use solve2048_core::rules::moves::Mover;
+use solve2048_core::space::ids::{group_of, ChunkId};
 use solve2048_core::task::{LayerIndex, ManifestError, SolvedRef, SolvedSummary};
 use solve2048_core::{Board, Direction, Game};
 use solve2048_store::{layout, Store, StoreError};
@@ -42,7 +42,7 @@ pub enum QueryError {
     },
     /// A board written wrong (shape, cell or hex form).
     #[error(transparent)]
-    BadBoard(#[from] solve2048_core::board::BoardParseError),
+    BadBoard(#[from] solve2048_core::rules::board::BoardParseError),
     /// A store that solves another game than the one asked for.
     #[error("store {location} solves {solved}, not {asked}")]
     OtherGame {

@@ -1,7 +1,7 @@
 //! Per-layer counts and value histograms, for plots (drawn by
 //! [`crate::figure`]).
 
-use solve2048_core::chunk::{ChunkHeader, ChunkKind};
+use solve2048_core::formats::chunk::{ChunkHeader, ChunkKind};
 use solve2048_store::layout;
 
 use crate::solution::{QueryError, Solution};

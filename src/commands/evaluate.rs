@@ -9,7 +9,7 @@ use std::path::Path;
 
 use anyhow::Context;
 use solve2048_coordinator::{CoordinatorError, Records, Summary};
-use solve2048_core::evaluation::{weights_checksum, Evaluation, WEIGHTS};
+use solve2048_core::task::evaluation::{weights_checksum, Evaluation, WEIGHTS};
 use solve2048_core::task::{JobSpec, SolvedSummary};
 use solve2048_core::{Board, Direction};
 use solve2048_players::{Network, PlayerError, PlayerSpec};

@@ -1,7 +1,7 @@
 //! `solve2048 export-policy`: the optimal action of every state visited with
 //! at least a given probability, in the compact policy file format.
 
-use solve2048_core::policy_file::PolicyFile;
+use solve2048_core::formats::policy_file::PolicyFile;
 use solve2048_solution::Solution;
 
 use crate::args::SolvedStoreArgs;
@@ -15,7 +15,7 @@ pub struct Args {
     /// Keep states visited with at least this probability (0 keeps all visited).
     #[arg(long)]
     threshold: f64,
-    /// Output file (format: core/src/policy_file.rs).
+    /// Output file (format: core/src/formats/policy_file.rs).
     #[arg(long)]
     out: std::path::PathBuf,
 }

@@ -1,7 +1,7 @@
 //! What can go wrong reading or writing a store, each error naming the
 //! store or the object.
 
-use solve2048_core::chunk::FormatError;
+use solve2048_core::formats::chunk::FormatError;
 
 use crate::requests::{Cause, Op};
 use crate::s3::RETRY_TIMEOUT_VAR;

@@ -29,7 +29,7 @@
 //! `A` is the attempt that wrote the object, so every attempt writes under
 //! names of its own and an object under a given name never changes.
 
-use solve2048_core::part::{ChunkId, PartId};
+use solve2048_core::space::ids::{ChunkId, PartId};
 use solve2048_core::task::{AttemptId, ChunkRef, SolvedRef, TaskOutput};
 
 fn chunk_path(kind: &str, id: &ChunkId, attempt: AttemptId) -> String {

@@ -3,7 +3,7 @@
 //! and one that fails is named. States and values chunks go through the
 //! worker's local cache when it has one.
 
-use solve2048_core::chunk::{self, ChunkHeader, FormatError};
+use solve2048_core::formats::chunk::{self, ChunkHeader, FormatError};
 
 use crate::cache::cacheable;
 use crate::{Store, StoreError};

@@ -21,8 +21,8 @@ use std::path::Path;
 use std::process::Output;
 use std::time::{Duration, Instant};
 
-use solve2048_core::moves::{has_exponent, Mover};
-use solve2048_core::spawn::{empty_bits, P_FOUR, P_TWO};
+use solve2048_core::rules::moves::{has_exponent, Mover};
+use solve2048_core::rules::spawn::{empty_bits, P_FOUR, P_TWO};
 use solve2048_core::{Direction, Game};
 use solve2048_players::{parse, simulate, slow_win_probability, NotExact, Parsed, Player};
 

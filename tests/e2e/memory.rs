@@ -101,7 +101,7 @@ fn a_budget_below_the_largest_layer_gives_the_same_digest() {
     let table_bytes = 24 * largest;
     let gib = 0.095;
     let memory = (gib * (1u64 << 30) as f64) as u64;
-    let budget = memory - solve2048_core::footprint::PROCESS_BYTES;
+    let budget = memory - solve2048_core::task::footprint::PROCESS_BYTES;
     assert!(
         budget < table_bytes,
         "the test needs a budget ({budget} B) below the largest table ({table_bytes} B)"

@@ -156,8 +156,8 @@ fn occupancy(store: &Path) -> serde_json::Value {
 /// Export the policy at threshold 0 (every visited state) and 1e-4, read it
 /// back with the core reader, and check actions against the store.
 fn export_matches_query(store: &Path, visited: u64) {
-    use solve2048_core::canonical::canonical;
-    use solve2048_core::policy_file::PolicyFile;
+    use solve2048_core::formats::policy_file::PolicyFile;
+    use solve2048_core::rules::canonical::canonical;
     let dir = tempfile::tempdir().unwrap();
     let export = |threshold: &str| {
         let out_file = dir.path().join(format!("p{threshold}.bin"));

@@ -4,7 +4,7 @@
 //! 10%, at least 1 GiB less but at most half) less what the process itself
 //! holds ([`footprint::PROCESS_BYTES`]).
 
-use solve2048_core::footprint;
+use solve2048_core::task::footprint;
 
 /// Why no task budget can be had.
 #[derive(Debug, thiserror::Error)]

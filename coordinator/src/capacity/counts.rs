@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 
 use serde::Serialize;
-use solve2048_core::part::PartId;
+use solve2048_core::space::ids::PartId;
 use solve2048_core::task::LayerIndex;
 use solve2048_core::Game;
 
@@ -89,7 +89,7 @@ pub fn enumerate_small(game: &Game) -> Option<Vec<PartCount>> {
 /// Every part of `game` by enumerating it in memory; `visit` sees each
 /// part's states.
 fn enumerate_exact(game: &Game, visit: impl FnMut(PartId, &[u64])) -> Vec<PartCount> {
-    solve2048_core::in_memory::enumerate(game, visit)
+    solve2048_core::kernel::in_memory::enumerate(game, visit)
         .into_iter()
         .map(|(part, states)| PartCount {
             sum: part.sum,
@@ -313,7 +313,7 @@ pub async fn stored_layers(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use solve2048_core::part::ChunkId;
+    use solve2048_core::space::ids::ChunkId;
     use solve2048_core::task::{AttemptId, ChunkRef, PartIndex};
 
     fn game(n: u32, target: u64) -> Game {

@@ -1,5 +1,5 @@
 //! The memory a worker needs: what its largest task holds, from the same
-//! footprints by which a worker admits tasks ([`solve2048_core::footprint`]).
+//! footprints by which a worker admits tasks ([`solve2048_core::task::footprint`]).
 //!
 //! No task holds a layer: an enumerate or solve task holds one chunk, a
 //! gather task about a chunk of values ([`gather_cuts`]) and a merge task
@@ -10,7 +10,7 @@
 //! being needed at all.
 
 use serde::Serialize;
-use solve2048_core::footprint::{self, PROCESS_BYTES};
+use solve2048_core::task::footprint::{self, PROCESS_BYTES};
 use solve2048_core::task::{
     gather_cuts, run_frame_keys, GATHER_ANSWER_CHUNKS, GATHER_READ_CHUNKS, MERGE_RUN_CHUNKS,
 };
@@ -100,7 +100,7 @@ pub fn coordinator_bytes(layers: &[LayerCount], chunk_size: u64) -> u64 {
 /// integers in a vector).
 const RUN_FRAME_REF_BYTES: f64 = 40.0;
 
-/// The largest group (by tiles, `core::part::group_of`) against the largest
+/// The largest group (by tiles, `core::space::ids::group_of`) against the largest
 /// part: a group holds whole tile classes, and one class of the largest
 /// part holds about a quarter of it. Measured: 4x4 to 16, 430,017 states in
 /// the largest class of layer 60 (1,656,782 states in its one part of max

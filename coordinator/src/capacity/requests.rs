@@ -16,8 +16,8 @@
 use std::collections::BTreeMap;
 
 use serde::Serialize;
-use solve2048_core::layer::group_count;
-use solve2048_core::part::PartId;
+use solve2048_core::space::ids::PartId;
+use solve2048_core::space::parts::group_count;
 
 use super::counts::PartCount;
 

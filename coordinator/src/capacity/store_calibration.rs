@@ -273,7 +273,7 @@ mod tests {
     #[test]
     fn exact_share_of_3x3_to_64_is_measured() {
         let game = Game::new(3, 64, 1.0).unwrap();
-        let solved = solve2048_core::in_memory::solve(&game);
+        let solved = solve2048_core::kernel::in_memory::solve(&game);
         let exact = solved
             .values
             .values()

@@ -5,8 +5,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use solve2048_core::layer::successor_parts;
-use solve2048_core::part::{ChunkId, PartId};
+use solve2048_core::space::ids::{ChunkId, PartId};
+use solve2048_core::space::parts::successor_parts;
 use solve2048_core::task::{
     gather_cuts, ChunkRef, GatherGroup, GatherPiece, LayerIndex, Phase, RequestRef, ResponseRef,
     SolvedRef, TargetGroups, Task, TaskOutput, GATHER_ANSWER_CHUNKS,
@@ -176,7 +176,7 @@ impl Driver<'_> {
 
     /// The task that writes `chunk`'s requests, with the group counts of the
     /// parts its successors fall in (`sizes`: the states of every part, of
-    /// which [`solve2048_core::layer::group_count`] reads the feeding ones,
+    /// which [`solve2048_core::space::parts::group_count`] reads the feeding ones,
     /// so the counts are the forward pass's).
     fn ask(&self, chunk: &ChunkRef, sizes: &BTreeMap<PartId, u64>) -> Task {
         Task::Ask {

@@ -4,19 +4,19 @@
 
 use std::collections::BTreeMap;
 
-use solve2048_core::evaluation::{keep_worst, ChunkEvaluation};
-use solve2048_core::part::{ChunkId, PartId};
+use solve2048_core::space::ids::{ChunkId, PartId};
+use solve2048_core::task::evaluation::{keep_worst, ChunkEvaluation};
 use solve2048_core::task::{Task, TaskOutput};
 
 use super::Driver;
 
 impl Driver<'_> {
     /// The group count of `part`: the solved store's in an evaluation,
-    /// else from the parts that feed it ([`solve2048_core::layer::group_count`]).
+    /// else from the parts that feed it ([`solve2048_core::space::parts::group_count`]).
     pub(super) fn group_count(&self, part: PartId, sizes: &BTreeMap<PartId, u64>) -> u32 {
         match &self.evaluating {
             Some(e) => e.groups(part),
-            None => solve2048_core::layer::group_count(part, sizes, self.job.chunk_size),
+            None => solve2048_core::space::parts::group_count(part, sizes, self.job.chunk_size),
         }
     }
 

@@ -1,4 +1,4 @@
-//! The driver's side of an evaluation job ([`solve2048_core::evaluation`]):
+//! The driver's side of an evaluation job ([`solve2048_core::task::evaluation`]):
 //! the same stages as the solve, with the solved store's structure and
 //! chunks beside them.
 //!
@@ -14,8 +14,8 @@
 
 use std::collections::BTreeMap;
 
-use solve2048_core::evaluation::{Evaluation, EvaluationSummary, WorstState};
-use solve2048_core::part::PartId;
+use solve2048_core::space::ids::PartId;
+use solve2048_core::task::evaluation::{Evaluation, EvaluationSummary, WorstState};
 use solve2048_core::task::{JobSpec, PartIndex, PushRef, SolvedRef, SolvedSummary};
 use solve2048_store::{layout, Access, Store};
 

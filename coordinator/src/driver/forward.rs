@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 
 use solve2048_core::kernel::splitters;
-use solve2048_core::layer::{start_parts, successor_parts};
-use solve2048_core::part::PartId;
+use solve2048_core::space::ids::PartId;
+use solve2048_core::space::parts::{start_parts, successor_parts};
 use solve2048_core::task::{
     merge_pieces, ChunkRef, LayerIndex, MergePiece, PartIndex, Phase, RunRef, TargetGroups, Task,
     TaskOutput,

@@ -23,8 +23,8 @@ use std::time::Instant;
 
 use futures::{StreamExt, TryStreamExt};
 use serde::Serialize;
-use solve2048_core::evaluation::EvaluationSummary;
-use solve2048_core::part::PartId;
+use solve2048_core::space::ids::PartId;
+use solve2048_core::task::evaluation::EvaluationSummary;
 use solve2048_core::task::{
     FailureKind, JobSpec, Phase, RequestRef, SolvedSummary, Task, TaskOutput,
 };

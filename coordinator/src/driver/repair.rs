@@ -20,7 +20,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Mutex;
 
-use solve2048_core::part::{ChunkId, PartId};
+use solve2048_core::space::ids::{ChunkId, PartId};
 use solve2048_core::task::{ChunkRef, GatherGroup, GatherPiece, Task, TaskOutput};
 use solve2048_store::layout;
 

@@ -477,7 +477,7 @@ impl Scheduler {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use solve2048_core::part::PartId;
+    use solve2048_core::space::ids::PartId;
     use solve2048_core::task::TargetGroups;
 
     fn seed() -> Task {

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use solve2048_core::part::{ChunkId, PartId};
+use solve2048_core::space::ids::{ChunkId, PartId};
 use solve2048_core::task::{Phase, Task};
 use tokio::time::Instant;
 

@@ -9,12 +9,12 @@ use std::collections::btree_map::{BTreeMap, Entry};
 use rayon::prelude::*;
 
 use super::batch::BATCH;
-use crate::canonical::canonical;
-use crate::direction::Direction;
-use crate::layer::successor_part;
-use crate::moves::{has_exponent, Mover};
-use crate::part::{spawn_group, PartId};
-use crate::spawn::{empty_bits, for_each_spawn};
+use crate::rules::canonical::canonical;
+use crate::rules::direction::Direction;
+use crate::rules::moves::{has_exponent, Mover};
+use crate::rules::spawn::{empty_bits, for_each_spawn};
+use crate::space::ids::{spawn_group, PartId};
+use crate::space::parts::successor_part;
 use crate::Game;
 
 /// Keys by target part, split into that part's hash groups: entry `[g]`
@@ -35,7 +35,7 @@ pub struct UnplannedPart(pub PartId);
 pub const SLICE: usize = 1 << 20;
 
 /// The canonical non-terminal successors of `states` (all in `part`), by
-/// part and group ([`crate::part::group_of`]): the runs of the forward pass.
+/// part and group ([`crate::space::ids::group_of`]): the runs of the forward pass.
 /// `groups` gives each successor part's group count (None: no successor may
 /// land there). Won afterstates and lost successors are absorbing and not
 /// emitted.
@@ -339,7 +339,7 @@ impl RecentFilter {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::part::group_of;
+    use crate::space::ids::group_of;
 
     /// Successors of 4x4 states with a few tiles below 16, canonical and
     /// sorted, with largest tile 8.
@@ -353,7 +353,7 @@ pub(crate) mod tests {
                     b | (e << (4 * cell))
                 })
             })
-            .map(|b| crate::canonical::canonical(b, 4))
+            .map(|b| crate::rules::canonical::canonical(b, 4))
             .collect();
         states.sort_unstable();
         states.dedup();
@@ -393,7 +393,7 @@ pub(crate) mod tests {
     fn real_part() -> (Game, PartId, Vec<u64>) {
         let game = Game::new(3, 256, 1.0).unwrap();
         let mut best = (PartId { sum: 0, max_exp: 0 }, Vec::new());
-        crate::in_memory::enumerate(&game, |part, states| {
+        crate::kernel::in_memory::enumerate(&game, |part, states| {
             if states.len() > best.1.len() {
                 best = (part, states.to_vec());
             }
@@ -429,8 +429,8 @@ pub(crate) mod tests {
                 for (g, keys) in groups.iter().enumerate() {
                     assert!(keys.windows(2).all(|w| w[0] < w[1]));
                     for &a in keys {
-                        crate::spawn::for_each_spawn_of(a, 3, mover.tables(), tile, |s| {
-                            assert_eq!(crate::layer::part_of(s), *p, "{a:#x}");
+                        crate::rules::spawn::for_each_spawn_of(a, 3, mover.tables(), tile, |s| {
+                            assert_eq!(crate::space::parts::part_of(s), *p, "{a:#x}");
                             assert_eq!(group_of(s, groups.len() as u32), g as u32);
                         });
                     }

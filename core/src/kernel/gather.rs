@@ -3,7 +3,7 @@
 //! values alone.
 //!
 //! An afterstate's spawns of a tile hold its tiles and the new one, so they
-//! all fall in one group ([`crate::part::spawn_group`]). A gather task holds
+//! all fall in one group ([`crate::space::ids::spawn_group`]). A gather task holds
 //! one group's values and answers every request addressed to it: the layer
 //! below asks for its 2-spawns, the one below that for its 4-spawns.
 
@@ -11,9 +11,9 @@ use rayon::prelude::*;
 
 use super::batch::BATCH;
 use super::error::SolveError;
-use crate::moves::Mover;
-use crate::spawn::{empty_bits, for_each_spawn_of};
-use crate::table::ValueTable;
+use crate::kernel::value_table::ValueTable;
+use crate::rules::moves::Mover;
+use crate::rules::spawn::{empty_bits, for_each_spawn_of};
 use crate::Game;
 
 /// The spawns of one tile of an afterstate, gathered before any is looked up.
@@ -133,8 +133,8 @@ mod tests {
     #[test]
     fn sums_are_the_spawns_values() {
         let game = Game::new(3, 32, 1.0).unwrap();
-        let parts = crate::slow::enumerate(&game);
-        let slow = crate::slow::solve(&game);
+        let parts = crate::rules::slow::enumerate(&game);
+        let slow = crate::rules::slow::solve(&game);
         let mover = Mover::new(3);
         let layer = |sum: u32| -> Vec<u64> {
             let mut v: Vec<u64> = parts
@@ -161,10 +161,10 @@ mod tests {
                 let sums = gather(&game, sum, tile, &after, &t).unwrap();
                 for (&a, &got) in after.iter().zip(&sums) {
                     let mut want = 0.0;
-                    for (board, _) in crate::slow::spawns(a, 3) {
+                    for (board, _) in crate::rules::slow::spawns(a, 3) {
                         let e = (board ^ a).trailing_zeros() / 4;
                         if (board >> (4 * e)) & 15 == tile as u64 && !mover.is_lost(board) {
-                            want += slow[&crate::slow::canonical(board, 3)];
+                            want += slow[&crate::rules::slow::canonical(board, 3)];
                         }
                     }
                     assert!((got - want).abs() < 1e-12, "{a:#x}: {got} vs {want}");

@@ -14,7 +14,7 @@ where
 /// is read.
 ///
 /// Each run is a stream of strictly increasing keys (a run object read with
-/// [`crate::chunk::stream_keys`]), merged k ways through a tree of losers
+/// [`crate::formats::chunk::stream_keys`]), merged k ways through a tree of losers
 /// that holds one key per run: memory is the runs' compressed bytes and
 /// whatever the reader keeps, not every key of every run. A group's runs
 /// hold several times its states (5.5 times for the largest group of 4x4 to
@@ -221,7 +221,7 @@ mod tests {
             let input: Vec<Vec<u64>> = (0..k as u64)
                 .map(|r| {
                     let mut v: Vec<u64> = (0..(r * 37 % 500))
-                        .map(|i| crate::part::mix(r * 1000 + i) % 2000)
+                        .map(|i| crate::space::ids::mix(r * 1000 + i) % 2000)
                         .collect();
                     v.sort_unstable();
                     v.dedup();
@@ -249,7 +249,7 @@ mod tests {
         let input: Vec<Vec<u64>> = (0..9u64)
             .map(|r| {
                 let mut v: Vec<u64> = (0..400)
-                    .map(|i| crate::part::mix(r * 1000 + i) % 5000)
+                    .map(|i| crate::space::ids::mix(r * 1000 + i) % 5000)
                     .collect();
                 v.sort_unstable();
                 v.dedup();

@@ -8,6 +8,13 @@
 //!
 //! Each kernel is a pure function of its inputs and parallelises with rayon;
 //! its result does not depend on the number of threads.
+//!
+//! Beside the kernels:
+//! - [`value_table`]: the in-memory value table a gather looks states up in.
+//! - [`huge_pages`]: large buffers backed by huge pages.
+//! - [`in_memory`]: a whole small game enumerated and solved in memory with
+//!   the job's kernels (exact counts for `plan`, the kernels' test
+//!   reference).
 
 use std::ops::Range;
 
@@ -16,8 +23,11 @@ pub mod enumerate;
 mod error;
 pub mod evaluate;
 pub mod gather;
+pub mod huge_pages;
+pub mod in_memory;
 pub mod merge;
 pub mod solve;
+pub mod value_table;
 
 pub use enumerate::{afterstates, enumerate, requests, GroupedKeys, UnplannedPart};
 pub use error::SolveError;

@@ -10,11 +10,11 @@ use rayon::prelude::*;
 use super::batch::BATCH;
 use super::error::SolveError;
 use super::gather::{empty_cells, Spawned};
-use crate::canonical::canonical;
-use crate::direction::Direction;
-use crate::moves::{has_exponent, Mover};
-use crate::spawn::{P_FOUR, P_TWO};
-use crate::table::ValueTable;
+use crate::kernel::value_table::ValueTable;
+use crate::rules::canonical::canonical;
+use crate::rules::direction::Direction;
+use crate::rules::moves::{has_exponent, Mover};
+use crate::rules::spawn::{P_FOUR, P_TWO};
 use crate::Game;
 
 /// The spawn sums of a chunk's distinct afterstates: for each afterstate
@@ -376,8 +376,8 @@ mod tests {
     #[test]
     fn values_from_spawn_sums_match_the_slow_solver() {
         let game = Game::new(3, 32, 0.95).unwrap();
-        let parts = crate::slow::enumerate(&game);
-        let slow = crate::slow::solve(&game);
+        let parts = crate::rules::slow::enumerate(&game);
+        let slow = crate::rules::slow::solve(&game);
         let mover = Mover::new(3);
         let layer = |sum: u32| -> Vec<u64> {
             let mut v: Vec<u64> = parts
@@ -444,7 +444,7 @@ mod tests {
     #[test]
     fn an_afterstate_without_sums_names_a_state_that_makes_it() {
         let game = Game::new(3, 32, 1.0).unwrap();
-        let parts = crate::slow::enumerate(&game);
+        let parts = crate::rules::slow::enumerate(&game);
         let states: Vec<u64> = parts
             .iter()
             .filter(|((s, _), _)| *s == 30)

@@ -4,8 +4,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::objects::{ChunkRef, SolvedRef};
-use crate::evaluation::{Evaluation, EvaluationSummary};
-use crate::part::PartId;
+use crate::space::ids::PartId;
+use crate::task::evaluation::{Evaluation, EvaluationSummary};
 
 /// The two passes of a job.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -28,7 +28,7 @@ pub struct JobSpec {
     pub zstd_level: i32,
     /// What states are valued by: `None` for the solve (the best move, on
     /// canonical states), or a player to evaluate (its moves, on the boards
-    /// as they lie; see [`crate::evaluation`]).
+    /// as they lie; see [`crate::task::evaluation`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub evaluate: Option<Evaluation>,
 }
@@ -48,7 +48,7 @@ pub enum ManifestError {
     /// Written by another format version.
     #[error(
         "format version {found}; this build reads version {}",
-        crate::chunk::FORMAT_VERSION
+        crate::formats::chunk::FORMAT_VERSION
     )]
     Version {
         /// Version found.
@@ -69,7 +69,7 @@ impl JobManifest {
             .get("format_version")
             .and_then(|v| v.as_u64())
             .unwrap_or(0) as u16;
-        if found != crate::chunk::FORMAT_VERSION {
+        if found != crate::formats::chunk::FORMAT_VERSION {
             return Err(ManifestError::Version { found });
         }
         serde_json::from_value(value).map_err(damaged)
@@ -79,7 +79,7 @@ impl JobManifest {
 /// The index of one layer, written once its merges are committed: every part
 /// with its group count and chunks. Readers (queries, plots) find a state's
 /// chunk through it: part from the state, group from its tiles
-/// ([`crate::part::group_of`]).
+/// ([`crate::space::ids::group_of`]).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LayerIndex {
     /// Tile sum.
@@ -126,7 +126,7 @@ pub struct SolvedSummary {
 /// digest of the whole job, whatever the chunking, so two runs agree bit for
 /// bit exactly when their digests (and counts) agree.
 pub fn result_digest(states: &[u64], values: &[f64], actions: &[u8]) -> u64 {
-    use crate::part::mix;
+    use crate::space::ids::mix;
     states
         .iter()
         .zip(values)

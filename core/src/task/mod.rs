@@ -21,10 +21,18 @@
 //! group and what was addressed to it, never a whole layer, and the bytes
 //! read do not depend on the number of workers. [`Task::StartValue`] finally
 //! takes the expectation over the start.
+//!
+//! Beside the task model:
+//! - [`footprint`]: the memory each task holds, by which workers admit tasks
+//!   and `plan` sizes workers.
+//! - [`evaluation`]: evaluating a player exactly, as a mode of the same job:
+//!   what it compares with and what it reports.
 
 use serde::{Deserialize, Serialize};
 
 mod cuts;
+pub mod evaluation;
+pub mod footprint;
 mod job;
 mod objects;
 
@@ -40,8 +48,8 @@ pub use objects::{
     RunRef, SolvedRef, RUN_SAMPLES,
 };
 
-use crate::evaluation::ChunkEvaluation;
-use crate::part::{ChunkId, PartId};
+use crate::space::ids::{ChunkId, PartId};
+use crate::task::evaluation::ChunkEvaluation;
 
 /// Default largest number of states in one chunk. Larger chunks share more
 /// successors inside one enumerate task, so fewer keys go through the runs
@@ -79,7 +87,7 @@ pub struct GatherGroup {
 }
 
 /// One piece of the gather of a large group: one slice of its states and of
-/// the afterstates asked of it ([`crate::part::slice_of`]: the spawns of an
+/// the afterstates asked of it ([`crate::space::ids::slice_of`]: the spawns of an
 /// afterstate all lie in its slice), for one share of its requests. A task
 /// then holds a slice's values and a share's requests, however large the
 /// group.

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::part::{ChunkId, PartId};
+use crate::space::ids::{ChunkId, PartId};
 
 /// One attempt at a task: a lease. Unique across coordinator restarts (the
 /// coordinator's epoch in the high 32 bits, a counter in the low ones), so

@@ -5,8 +5,8 @@
 
 use std::collections::BTreeMap;
 
-use solve2048_core::in_memory::solve as solve_in_memory;
-use solve2048_core::{slow, Game};
+use solve2048_core::kernel::in_memory::solve as solve_in_memory;
+use solve2048_core::{rules::slow, Game};
 
 fn published_count(n: u8, target: u64) -> u64 {
     let csv = include_str!("../../../tests/data/published.csv");

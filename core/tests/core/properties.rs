@@ -1,10 +1,10 @@
 //! Fast moves and symmetries against the slow reference, and symmetry laws.
 
 use proptest::prelude::*;
-use solve2048_core::board::block_mask;
-use solve2048_core::canonical::{canonical, direction_image, image, images};
-use solve2048_core::moves::{has_exponent, Mover};
-use solve2048_core::{slow, Direction};
+use solve2048_core::rules::board::block_mask;
+use solve2048_core::rules::canonical::{canonical, direction_image, image, images};
+use solve2048_core::rules::moves::{has_exponent, Mover};
+use solve2048_core::{rules::slow, Direction};
 
 /// A random board of side n with exponents up to 14 (any cell may be empty);
 /// 15 is the largest target, so no stored state holds two tiles that merge past it.

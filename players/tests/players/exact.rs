@@ -3,8 +3,8 @@
 
 use std::collections::HashMap;
 
-use solve2048_core::moves::Mover;
-use solve2048_core::{canonical::canonical, slow, Direction, Game};
+use solve2048_core::rules::moves::Mover;
+use solve2048_core::{rules::canonical::canonical, rules::slow, Direction, Game};
 use solve2048_players::player::legal_moves;
 use solve2048_players::{parse, simulate, slow_win_probability, NotExact, Parsed, Player};
 

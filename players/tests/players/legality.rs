@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
-use solve2048_core::moves::Mover;
-use solve2048_core::rng::SeededRng;
+use solve2048_core::rules::moves::Mover;
+use solve2048_core::rules::rng::SeededRng;
 use solve2048_players::ntuple::NTuplePlayer;
 use solve2048_players::{
     parse, simulate, train, Network, Parsed, Player, PlayerSpec, TrainConfig, TupleSpec,

@@ -22,7 +22,7 @@ use std::time::Instant;
 
 use futures::StreamExt;
 use serde::Serialize;
-use solve2048_core::chunk::{self};
+use solve2048_core::formats::chunk::{self};
 use solve2048_core::task::{LayerIndex, ManifestError, SolvedSummary, TaskOutput};
 
 use crate::layout;

@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use solve2048_core::chunk::{self, ChunkHeader, ChunkKind, FormatError, HEADER_LEN};
+use solve2048_core::formats::chunk::{self, ChunkHeader, ChunkKind, FormatError, HEADER_LEN};
 use solve2048_core::task::{result_digest, ChunkRef, SolvedRef, TaskOutput};
 
 use crate::layout;

@@ -27,7 +27,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use solve2048_core::chunk::FORMAT_VERSION;
+use solve2048_core::formats::chunk::FORMAT_VERSION;
 use solve2048_core::task::{AttemptId, Failure, FailureKind, JobSpec, Task, TaskOutput};
 use solve2048_proto as pb;
 use solve2048_proto::client::connect;

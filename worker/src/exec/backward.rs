@@ -3,11 +3,11 @@
 //! and the value tables of a group that both read.
 
 use futures::{StreamExt, TryStreamExt};
-use solve2048_core::chunk::{self, ChunkKind};
-use solve2048_core::evaluation::ChunkEvaluation;
+use solve2048_core::formats::chunk::{self, ChunkKind};
+use solve2048_core::kernel::value_table::{ValueTable, LOAD_IN_FLIGHT};
 use solve2048_core::kernel::{self, Answer, SpawnSums};
-use solve2048_core::layer::part_of;
-use solve2048_core::table::{ValueTable, LOAD_IN_FLIGHT};
+use solve2048_core::space::parts::part_of;
+use solve2048_core::task::evaluation::ChunkEvaluation;
 use solve2048_core::task::{result_digest, ChunkRef, ResponseRef, SolvedRef, TaskOutput};
 use solve2048_store::layout;
 

@@ -1,8 +1,8 @@
 //! Chunks written as one object ([`Bundle`]): one put, one delete, each
 //! chunk found again by its byte range.
 
-use solve2048_core::chunk::file_checksum;
-use solve2048_core::part::{ChunkId, PartId};
+use solve2048_core::formats::chunk::file_checksum;
+use solve2048_core::space::ids::{ChunkId, PartId};
 use solve2048_core::task::PieceRef;
 
 /// Chunks written as one object (one put, one delete): each blob is added

@@ -4,11 +4,11 @@
 //! requests) of the backward pass.
 
 use futures::{StreamExt, TryStreamExt};
-use solve2048_core::chunk::{self, ChunkHeader, ChunkKind};
+use solve2048_core::formats::chunk::{self, ChunkHeader, ChunkKind};
 use solve2048_core::kernel::evaluate::GroupedMasses;
 use solve2048_core::kernel::{self, GroupedKeys, Merged};
-use solve2048_core::layer::part_of;
-use solve2048_core::part::{group_of, ChunkId, PartId};
+use solve2048_core::space::ids::{group_of, ChunkId, PartId};
+use solve2048_core::space::parts::part_of;
 use solve2048_core::task::{
     frames_checksum, run_frame_keys, ChunkRef, MergePiece, PushRef, RequestRef, RunFrame, RunRef,
     TargetGroups, TaskOutput, PIECE_CHUNKS, RUN_SAMPLES,
@@ -287,7 +287,7 @@ impl Run<'_> {
             // False once the writer has stopped (its error is the task's).
             let send = |keys: &[u64], index: u32| {
                 let id = ChunkId { part, group, index };
-                let h = solve2048_core::chunk::ChunkHeader {
+                let h = solve2048_core::formats::chunk::ChunkHeader {
                     kind: ChunkKind::States,
                     game: job.game,
                     id,

@@ -7,12 +7,12 @@
 use std::sync::Arc;
 
 use futures::{StreamExt, TryStreamExt};
-use solve2048_core::canonical::canonical;
-use solve2048_core::chunk::{self, ChunkHeader, ChunkKind, FormatError};
+use solve2048_core::formats::chunk::{self, ChunkHeader, ChunkKind, FormatError};
 use solve2048_core::kernel::evaluate::gather_as_they_lie;
+use solve2048_core::kernel::value_table::ValueTable;
 use solve2048_core::kernel::{self, SolveError};
-use solve2048_core::part::{ChunkId, PartId};
-use solve2048_core::table::ValueTable;
+use solve2048_core::rules::canonical::canonical;
+use solve2048_core::space::ids::{ChunkId, PartId};
 use solve2048_core::task::{GatherGroup, GatherPiece, RequestRef, ResponseRef, TaskOutput};
 use solve2048_core::Game;
 use solve2048_store::{layout, StoreError};

@@ -8,7 +8,7 @@
 //!
 //! A task reads one chunk, one group, or what was addressed to it, never a
 //! whole layer, and runs only once the memory it needs
-//! ([`solve2048_core::footprint`]) fits the worker's budget.
+//! ([`solve2048_core::task::footprint`]) fits the worker's budget.
 //!
 //! - [`run`]: one attempt at a task, and the one dispatch by its kind.
 //! - [`forward`]: seed, enumerate, ask and merge tasks.
@@ -29,7 +29,7 @@ mod gather;
 mod run;
 mod slice;
 
-use solve2048_core::footprint;
+use solve2048_core::task::footprint;
 use solve2048_core::task::{AttemptId, JobSpec, Task, TaskOutput};
 use solve2048_store::{RequestCounts, Store};
 use tokio::sync::Semaphore;

@@ -2,10 +2,10 @@
 //! alone: what it runs by the task's kind, and the helpers every kind
 //! shares (chunk headers, errors, blocking threads, writes).
 
-use solve2048_core::chunk::{file_checksum, ChunkHeader, ChunkKind};
+use solve2048_core::formats::chunk::{file_checksum, ChunkHeader, ChunkKind};
 use solve2048_core::kernel::SolveError;
-use solve2048_core::part::ChunkId;
-use solve2048_core::spawn::Starts;
+use solve2048_core::rules::spawn::Starts;
+use solve2048_core::space::ids::ChunkId;
 use solve2048_core::task::{AttemptId, JobSpec, Task, TaskOutput};
 use solve2048_store::Store;
 

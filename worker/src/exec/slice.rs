@@ -1,9 +1,9 @@
 //! The slice of a group that a gather task takes, and how it finds a
 //! request's afterstates among those it answers.
 
-use solve2048_core::chunk::{self, ChunkHeader, FormatError};
+use solve2048_core::formats::chunk::{self, ChunkHeader, FormatError};
 use solve2048_core::kernel;
-use solve2048_core::part::SliceMemo;
+use solve2048_core::space::ids::SliceMemo;
 use solve2048_core::task::GatherPiece;
 
 use super::error::WorkerError;
@@ -45,7 +45,7 @@ fn seek(keys: &[u64], from: usize, key: u64) -> usize {
     lo + keys[lo.min(hi)..hi].partition_point(|&u| u < key)
 }
 
-/// The slice of a group a gather task takes ([`solve2048_core::part::slice_of`]):
+/// The slice of a group a gather task takes ([`solve2048_core::space::ids::slice_of`]):
 /// its states and the afterstates it answers.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Slice {

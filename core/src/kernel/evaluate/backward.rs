@@ -9,15 +9,15 @@ use super::check::same_length;
 use super::error::EvaluateError;
 use super::moves::Moves;
 use super::spawns::for_each_spawn_as_it_lies;
-use crate::direction::Direction;
-use crate::evaluation::{keep_worst, ChunkEvaluation, WorstState, WORST_STATES};
 use crate::kernel::batch::BATCH;
 use crate::kernel::error::SolveError;
 use crate::kernel::gather::empty_cells;
 use crate::kernel::solve::{afterstate_value, SpawnSums};
-use crate::moves::{has_exponent, Mover};
-use crate::spawn::empty_bits;
-use crate::table::ValueTable;
+use crate::kernel::value_table::ValueTable;
+use crate::rules::direction::Direction;
+use crate::rules::moves::{has_exponent, Mover};
+use crate::rules::spawn::empty_bits;
+use crate::task::evaluation::{keep_worst, ChunkEvaluation, WorstState, WORST_STATES};
 use crate::Game;
 
 /// For each afterstate of `afterstates` (as they lie, not won, tile sum

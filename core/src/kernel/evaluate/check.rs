@@ -3,8 +3,8 @@
 
 use super::error::EvaluateError;
 use super::moves::Moves;
-use crate::direction::Direction;
-use crate::moves::Mover;
+use crate::rules::direction::Direction;
+use crate::rules::moves::Mover;
 
 /// How far a distribution's probabilities may add up from 1.
 const SUM_TOLERANCE: f64 = 1e-9;

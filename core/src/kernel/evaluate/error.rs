@@ -1,9 +1,9 @@
 //! Why an evaluation kernel could not go on ([`EvaluateError`]).
 
 use super::moves::Moves;
-use crate::direction::Direction;
 use crate::kernel::enumerate::UnplannedPart;
 use crate::kernel::error::SolveError;
+use crate::rules::direction::Direction;
 
 /// Why an evaluation kernel could not go on.
 #[derive(Debug, thiserror::Error, PartialEq)]

@@ -15,16 +15,16 @@ use super::check::same_length;
 use super::error::EvaluateError;
 use super::moves::Moves;
 use super::spawns::for_each_spawn_as_it_lies;
-use crate::direction::Direction;
 use crate::kernel::batch::BATCH;
 use crate::kernel::enumerate::{
     by_part, successors_in_slices, GroupedKeys, RecentFilter, UnplannedPart, SLICE,
 };
 use crate::kernel::gather::empty_cells;
-use crate::layer::successor_part;
-use crate::moves::{has_exponent, Mover};
-use crate::part::{spawn_group, PartId};
-use crate::spawn::{empty_bits, Starts, P_FOUR, P_TWO};
+use crate::rules::direction::Direction;
+use crate::rules::moves::{has_exponent, Mover};
+use crate::rules::spawn::{empty_bits, Starts, P_FOUR, P_TWO};
+use crate::space::ids::{spawn_group, PartId};
+use crate::space::parts::successor_part;
 use crate::Game;
 
 /// Afterstates of a push whose spawns the kernel makes at a time: what it

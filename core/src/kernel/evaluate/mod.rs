@@ -1,4 +1,4 @@
-//! The kernels of an evaluation job ([`crate::evaluation`]): the same
+//! The kernels of an evaluation job ([`crate::task::evaluation`]): the same
 //! stages as the solve's, on boards as they lie and under a player's moves.
 //!
 //! - [`forward`]: how likely the player is to reach each board of a chunk

@@ -1,7 +1,7 @@
 //! The spawns of an afterstate as it lies, not canonical
 //! ([`for_each_spawn_as_it_lies`]).
 
-use crate::spawn::empty_bits;
+use crate::rules::spawn::empty_bits;
 
 /// Calls `f(board)` for each empty cell of afterstate `a`, in increasing
 /// cell order, with the board made by a tile of exponent `tile` there, as it

@@ -9,14 +9,14 @@
 use std::collections::{BTreeMap, HashMap};
 
 use super::*;
-use crate::canonical::canonical;
-use crate::direction::Direction;
+use crate::kernel::value_table::ValueTable;
 use crate::kernel::{action_values, best_action, gather, SpawnSums};
-use crate::layer::part_of;
-use crate::moves::Mover;
-use crate::part::PartId;
-use crate::spawn::Starts;
-use crate::table::ValueTable;
+use crate::rules::canonical::canonical;
+use crate::rules::direction::Direction;
+use crate::rules::moves::Mover;
+use crate::rules::spawn::Starts;
+use crate::space::ids::PartId;
+use crate::space::parts::part_of;
 use crate::Game;
 
 /// A player as a function of the board.
@@ -26,7 +26,7 @@ type Play<'a> = &'a dyn Fn(u64) -> Moves;
 type Named = (&'static str, Box<dyn Fn(u64) -> Moves>);
 
 /// The value of `board` when `play` plays, by memoised recursion over
-/// boards as they lie (the spawn rule from [`crate::slow`]).
+/// boards as they lie (the spawn rule from [`crate::rules::slow`]).
 fn slow_value(game: &Game, play: Play, memo: &mut HashMap<u64, f64>, board: u64) -> f64 {
     if let Some(&v) = memo.get(&board) {
         return v;
@@ -41,10 +41,10 @@ fn slow_value(game: &Game, play: Play, memo: &mut HashMap<u64, f64>, board: u64)
                 continue;
             }
             let after = mover.apply(board, d);
-            let q = if crate::moves::has_exponent(after, game.target_exp) {
+            let q = if crate::rules::moves::has_exponent(after, game.target_exp) {
                 1.0
             } else {
-                crate::slow::spawns(after, n)
+                crate::rules::slow::spawns(after, n)
                     .into_iter()
                     .map(|(b, pb)| pb * slow_value(game, play, memo, b))
                     .sum()
@@ -62,7 +62,7 @@ struct Evaluated {
     optimal: f64,
     cost: f64,
     states: usize,
-    worst: Vec<crate::evaluation::WorstState>,
+    worst: Vec<crate::task::evaluation::WorstState>,
     values: HashMap<u64, f64>,
 }
 
@@ -70,7 +70,7 @@ struct Evaluated {
 fn evaluate(game: &Game, play: Play) -> Evaluated {
     let n = game.size();
     let mover = Mover::new(n);
-    let solved = crate::in_memory::solve(game);
+    let solved = crate::kernel::in_memory::solve(game);
     let optimal_value = |s: u64| solved.values[&canonical(s, n)];
     let best = |s: u64| {
         let q = action_values(game, &mover, s, |k| {
@@ -177,7 +177,7 @@ fn evaluate(game: &Game, play: Play) -> Evaluated {
             ),
         );
         cost += valued.evaluation.cost;
-        crate::evaluation::keep_worst(&mut worst, valued.evaluation.worst);
+        crate::task::evaluation::keep_worst(&mut worst, valued.evaluation.worst);
         states_total += states.len();
     }
     Evaluated {
@@ -300,7 +300,7 @@ fn the_optimal_player_is_worth_the_optimal_value_and_loses_nothing() {
     for (n, target) in [(2, 32), (3, 32)] {
         let game = Game::new(n, target, 1.0).unwrap();
         let mover = Mover::new(n as usize);
-        let solved = crate::in_memory::solve(&game);
+        let solved = crate::kernel::in_memory::solve(&game);
         let play = |s: u64| {
             let q = action_values(&game, &mover, s, |k| {
                 Ok::<f64, ()>(solved.values[&canonical(k, n as usize)])
@@ -353,13 +353,13 @@ fn bad_move_distributions_are_refused() {
 }
 
 /// The evaluation's successors with several groups a part are its
-/// successors with one group, split by [`crate::part::group_of`].
+/// successors with one group, split by [`crate::space::ids::group_of`].
 #[test]
 fn grouped_successors_are_the_flat_ones_split_by_group() {
     let game = Game::new(3, 256, 1.0).unwrap();
     let mover = Mover::new(3);
     let mut best = (PartId { sum: 0, max_exp: 0 }, Vec::new());
-    crate::in_memory::enumerate(&game, |part, states| {
+    crate::kernel::in_memory::enumerate(&game, |part, states| {
         if states.len() > best.1.len() {
             best = (part, states.to_vec());
         }
@@ -391,7 +391,7 @@ fn grouped_successors_are_the_flat_ones_split_by_group() {
             let expect: Vec<u64> = all
                 .iter()
                 .copied()
-                .filter(|&k| crate::part::group_of(k, groups.len() as u32) == g as u32)
+                .filter(|&k| crate::space::ids::group_of(k, groups.len() as u32) == g as u32)
                 .collect();
             assert_eq!(keys, &expect, "{p} group {g}");
         }

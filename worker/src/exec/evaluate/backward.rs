@@ -6,8 +6,8 @@
 use std::sync::Arc;
 
 use solve2048_core::kernel::evaluate::{solve_under, Optimal};
+use solve2048_core::kernel::value_table::ValueTable;
 use solve2048_core::kernel::SpawnSums;
-use solve2048_core::table::ValueTable;
 use solve2048_core::task::{result_digest, ChunkRef, PushRef, ResponseRef, SolvedRef, TaskOutput};
 
 use super::super::backward::different;

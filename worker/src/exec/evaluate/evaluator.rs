@@ -5,8 +5,8 @@
 use std::sync::Arc;
 
 use rayon::prelude::*;
-use solve2048_core::evaluation::{weights_checksum, Evaluation, WEIGHTS};
 use solve2048_core::kernel::evaluate::Moves;
+use solve2048_core::task::evaluation::{weights_checksum, Evaluation, WEIGHTS};
 use solve2048_core::task::JobSpec;
 use solve2048_players::{Network, Player, PlayerSpec};
 use solve2048_store::{Access, Store};

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use futures::{StreamExt, TryStreamExt};
-use solve2048_core::chunk::ChunkKind;
+use solve2048_core::formats::chunk::ChunkKind;
 use solve2048_core::kernel::evaluate::{enumerate_under, EvaluateError, Reach};
 use solve2048_core::task::{ChunkRef, PushRef, SolvedRef, TargetGroups, TaskOutput};
 

@@ -2,7 +2,7 @@
 //! optimal value and move of each board an evaluation looks up.
 
 use rayon::prelude::*;
-use solve2048_core::canonical::{canonical_with_symmetry, direction_image, inverse};
+use solve2048_core::rules::canonical::{canonical_with_symmetry, direction_image, inverse};
 use solve2048_core::Direction;
 
 /// The solved store's chunks of one group, read whole: canonical states

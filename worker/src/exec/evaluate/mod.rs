@@ -1,4 +1,4 @@
-//! What the tasks of an evaluation job ([`solve2048_core::evaluation`]) do
+//! What the tasks of an evaluation job ([`solve2048_core::task::evaluation`]) do
 //! besides the solve's: its enumerate and solve value boards as they lie,
 //! under the player's moves, beside the solved store the job names; the
 //! other stages are the solve's ([`super::run::Run::go`]).
@@ -22,7 +22,7 @@ mod group;
 
 use std::sync::Arc;
 
-use solve2048_core::chunk::ChunkKind;
+use solve2048_core::formats::chunk::ChunkKind;
 use solve2048_core::kernel::evaluate::{EvaluateError, Moves};
 use solve2048_core::task::SolvedRef;
 use solve2048_store::layout;

@@ -7,7 +7,7 @@
 //!
 //! - [`SeededRng::next_u64`] is splitmix64: the state advances by the golden
 //!   gamma `0x9E3779B97F4A7C15` and the output is the splitmix64 finaliser
-//!   ([`crate::part::mix`]) of the new state.
+//!   ([`crate::space::ids::mix`]) of the new state.
 //! - [`SeededRng::below`] maps 64 random bits to `0..k` by a multiply-shift
 //!   (`(bits * k) >> 64`).
 //! - [`SeededRng::spawn`] draws the empty cell first (`below(empty cells)`,
@@ -15,7 +15,7 @@
 //!   bits of the next draw, as a fraction of `2^53`, are below
 //!   [`P_FOUR`], else a 2.
 
-use crate::spawn::{empty_bits, P_FOUR};
+use crate::rules::spawn::{empty_bits, P_FOUR};
 
 /// A splitmix64 generator (see the module docs for the exact algorithm).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -30,7 +30,7 @@ impl SeededRng {
     /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        crate::part::mix(self.0.wrapping_sub(0x9E37_79B9_7F4A_7C15))
+        crate::space::ids::mix(self.0.wrapping_sub(0x9E37_79B9_7F4A_7C15))
     }
 
     /// A uniform integer below `k` (`k` > 0).
@@ -61,7 +61,7 @@ impl SeededRng {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::board::block_mask;
+    use crate::rules::board::block_mask;
 
     #[test]
     fn splitmix64_reference_outputs() {

@@ -5,12 +5,12 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use crate::kernel::value_table::ValueTable;
 use crate::kernel::{self, SpawnSums};
-use crate::layer::{part_of, start_parts};
-use crate::moves::Mover;
-use crate::part::PartId;
-use crate::spawn::Starts;
-use crate::table::ValueTable;
+use crate::rules::moves::Mover;
+use crate::rules::spawn::Starts;
+use crate::space::ids::PartId;
+use crate::space::parts::{part_of, start_parts};
 use crate::Game;
 
 /// Every part of `game`, in (sum, max tile) order, with its number of

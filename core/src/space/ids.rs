@@ -92,7 +92,7 @@ fn group_of_tiles(tiles: u64, groups: u32) -> u32 {
 /// spawn of the afterstates it answers in that slice.
 #[inline]
 pub fn large_tiles_layout(key: u64, n: usize) -> u64 {
-    crate::canonical::canonical(large_tiles(key), n)
+    crate::rules::canonical::canonical(large_tiles(key), n)
 }
 
 /// The board with only its tiles of 8 and more kept, where they lie.
@@ -163,7 +163,10 @@ impl SliceMemo {
         if entry.0 != layout {
             *entry = (
                 layout,
-                slice_of_layout(crate::canonical::canonical(layout, self.n), self.slices),
+                slice_of_layout(
+                    crate::rules::canonical::canonical(layout, self.n),
+                    self.slices,
+                ),
             );
         }
         entry.1
@@ -236,7 +239,7 @@ mod tests {
             let h = tiles_hash(b);
             assert_eq!(h, tiles_hash(b.rotate_left(4 * (1 + (b % 15) as u32))));
             for g in 0..8 {
-                assert_eq!(h, tiles_hash(crate::canonical::image(b, 4, g)));
+                assert_eq!(h, tiles_hash(crate::rules::canonical::image(b, 4, g)));
             }
             // Different multisets, different hashes (over these boards).
             let tiles = sorted_tiles(b);
@@ -270,7 +273,7 @@ mod tests {
     /// group's boards roughly evenly.
     #[test]
     fn spawns_stay_in_their_afterstates_slice() {
-        let tables = crate::tables::Tables::get(4);
+        let tables = crate::rules::row_tables::Tables::get(4);
         let mut counts = [0u32; 5];
         for (i, b) in boards().enumerate().take(5000) {
             let a = b & !(0xF << (4 * (i % 16)));
@@ -281,11 +284,11 @@ mod tests {
                     for cell in (0..16).filter(|c| (a >> (4 * c)) & 15 == 0) {
                         let spawned = a | (tile << (4 * cell));
                         assert_eq!(slice_of(spawned, 4, slices), want);
-                        let canon = crate::canonical::canonical(spawned, 4);
+                        let canon = crate::rules::canonical::canonical(spawned, 4);
                         assert_eq!(slice_of(canon, 4, slices), want);
                     }
                 }
-                crate::spawn::for_each_spawn(a, 4, tables, |two, four| {
+                crate::rules::spawn::for_each_spawn(a, 4, tables, |two, four| {
                     assert_eq!(slice_of(two, 4, slices), want);
                     assert_eq!(slice_of(four, 4, slices), want);
                 });
@@ -298,7 +301,7 @@ mod tests {
         // The layout keeps exactly the tiles of 8 and more.
         assert_eq!(
             large_tiles_layout(0x0000_0000_0012_3456, 4),
-            crate::canonical::canonical(0x0000_0000_0000_3456, 4)
+            crate::rules::canonical::canonical(0x0000_0000_0000_3456, 4)
         );
         assert_eq!(slice_of(0x21, 4, 1), 0);
     }

@@ -8,9 +8,9 @@
 
 use std::collections::BTreeMap;
 
-use crate::board::Board;
-use crate::part::PartId;
-use crate::spawn::Starts;
+use crate::rules::board::Board;
+use crate::rules::spawn::Starts;
+use crate::space::ids::PartId;
 
 /// The part a state is in: its tile sum and largest exponent.
 pub fn part_of(state: u64) -> PartId {
@@ -110,8 +110,8 @@ mod tests {
     #[test]
     fn successors_fall_in_the_named_parts() {
         let game = crate::Game::new(3, 64, 1.0).unwrap();
-        let parts = crate::slow::enumerate(&game);
-        let mover = crate::moves::Mover::new(3);
+        let parts = crate::rules::slow::enumerate(&game);
+        let mover = crate::rules::moves::Mover::new(3);
         let mut checked = 0;
         for ((sum, max_exp), states) in &parts {
             let named = successor_parts(p(*sum, *max_exp));
@@ -122,7 +122,7 @@ mod tests {
                     if t == s {
                         continue;
                     }
-                    for (succ, _) in crate::slow::spawns(t, 3) {
+                    for (succ, _) in crate::rules::slow::spawns(t, 3) {
                         assert!(named.contains(&part_of(succ)), "{s:#x} -> {succ:#x}");
                         checked += 1;
                     }

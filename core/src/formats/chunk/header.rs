@@ -6,13 +6,13 @@
 
 use xxhash_rust::xxh3::xxh3_64;
 
-use crate::game::Game;
-use crate::part::ChunkId;
+use crate::rules::game::Game;
+use crate::space::ids::ChunkId;
 
 /// File magic.
 pub const MAGIC: [u8; 8] = *b"S2048CK\0";
 /// Current chunk format version. Version 2: a state's group is a hash of its
-/// tiles as a multiset ([`crate::part::group_of`]), so a store of version 1
+/// tiles as a multiset ([`crate::space::ids::group_of`]), so a store of version 1
 /// would be read with the wrong groups. Version 3: the backward pass by
 /// requests and responses (kinds 5 and 6), values summed per tile
 /// (`kernel::solve::afterstate_value`), and groups merged in key-range
@@ -207,7 +207,7 @@ impl ChunkHeader {
                 discount: f64::from_bits(u64_at(16)),
             },
             id: ChunkId {
-                part: crate::part::PartId {
+                part: crate::space::ids::PartId {
                     sum: u32_at(24),
                     max_exp: bytes[13],
                 },

@@ -1,9 +1,9 @@
 //! The four moves on the bitboard, and the win / loss tests.
 
-use crate::board::{block_mask, occupied_bits, LOW_BITS};
-use crate::canonical::transpose;
-use crate::direction::Direction;
-use crate::tables::Tables;
+use crate::rules::board::{block_mask, occupied_bits, LOW_BITS};
+use crate::rules::canonical::transpose;
+use crate::rules::direction::Direction;
+use crate::rules::row_tables::Tables;
 
 /// Applies moves for one board size.
 #[derive(Clone, Copy)]
@@ -173,7 +173,7 @@ mod tests {
                     assert_eq!(y, m.apply(x, d));
                     assert_eq!(
                         (y, s),
-                        crate::slow::apply_score(x, n, d),
+                        crate::rules::slow::apply_score(x, n, d),
                         "n={n} {x:#x} {d:?}"
                     );
                 }

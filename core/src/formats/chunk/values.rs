@@ -79,8 +79,8 @@ pub fn decode_responses(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::chunk::tests::header;
-    use crate::chunk::ChunkKind;
+    use crate::formats::chunk::tests::header;
+    use crate::formats::chunk::ChunkKind;
 
     #[test]
     fn responses_round_trip_and_refuse_bad_bodies() {
@@ -97,7 +97,7 @@ mod tests {
         ));
         // A body cut short (a sum missing) under a header that still
         // matches.
-        let mut body = crate::chunk::keys::varint_body(&keys);
+        let mut body = crate::formats::chunk::keys::varint_body(&keys);
         body.extend([1.0f64, 2.0, 3.0].iter().flat_map(|v| v.to_le_bytes()));
         let short = h.write(&compress(&body, 3));
         assert_eq!(

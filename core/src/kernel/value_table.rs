@@ -10,14 +10,14 @@
 //! ([`ValueTable::insert_many`]): a key claims its slot with one
 //! compare-and-swap. Which slot a key ends up in may depend on thread timing;
 //! what [`ValueTable::get`] answers does not. The slots live in huge pages
-//! ([`crate::memory`]), since lookups land anywhere in gigabytes.
+//! ([`crate::kernel::huge_pages`]), since lookups land anywhere in gigabytes.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 
 use rayon::prelude::*;
 
-use crate::memory::huge_vec;
-use crate::part::mix;
+use crate::kernel::huge_pages::huge_vec;
+use crate::space::ids::mix;
 
 /// Slots of a table sized for `capacity` states: 1.5 times the capacity, at
 /// least 16.

@@ -251,8 +251,8 @@ impl Iterator for KeyStream<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::chunk::tests::header;
-    use crate::chunk::{values, ChunkKind, HEADER_LEN};
+    use crate::formats::chunk::tests::header;
+    use crate::formats::chunk::{values, ChunkKind, HEADER_LEN};
     use crate::Game;
 
     #[test]
@@ -289,7 +289,7 @@ mod tests {
         // More than one window of body bytes, with varints of 1 to 7 bytes.
         let keys: Vec<u64> = (1..200_000u64)
             .scan(0u64, |k, i| {
-                *k += 1 + (crate::part::mix(i) >> (20 + i % 44));
+                *k += 1 + (crate::space::ids::mix(i) >> (20 + i % 44));
                 Some(*k)
             })
             .take_while(|&k| k < u64::MAX / 2)

@@ -20,7 +20,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::direction::Direction;
+use crate::rules::direction::Direction;
 
 /// Where an evaluation store keeps its copy of the player's weights file
 /// (players with one): workers build the player from it, wherever they run.

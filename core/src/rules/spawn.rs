@@ -3,14 +3,14 @@
 //! A successor is a move followed by a spawn. Instead of canonicalising every
 //! successor from scratch, the 8 symmetric images of the afterstate are
 //! computed once and the new tile is ORed into each image at the position its
-//! cell maps to ([`crate::tables::Tables::pos`]); the minimum is the canonical
+//! cell maps to ([`crate::rules::row_tables::Tables::pos`]); the minimum is the canonical
 //! successor.
 
 use std::collections::BTreeMap;
 
-use crate::board::{block_mask, occupied_bits, LOW_BITS};
-use crate::canonical::{canonical, images};
-use crate::tables::Tables;
+use crate::rules::board::{block_mask, occupied_bits, LOW_BITS};
+use crate::rules::canonical::{canonical, images};
+use crate::rules::row_tables::Tables;
 
 /// Probability that a spawned tile is a 2 (exponent 1); a 4 otherwise.
 pub const P_TWO: f64 = 0.9;
@@ -133,7 +133,7 @@ impl Starts {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::slow;
+    use crate::rules::slow;
 
     #[test]
     fn spawns_match_slow() {
@@ -174,8 +174,8 @@ mod tests {
         for n in 2..=4 {
             let tables = Tables::get(n);
             for _ in 0..2000 {
-                seed = crate::part::mix(seed);
-                let t = seed & crate::board::block_mask(n) & 0x3333_3333_3333_3333;
+                seed = crate::space::ids::mix(seed);
+                let t = seed & crate::rules::board::block_mask(n) & 0x3333_3333_3333_3333;
                 let (mut twos, mut fours) = (Vec::new(), Vec::new());
                 for_each_spawn(t, n, tables, |a, b| {
                     twos.push(a);

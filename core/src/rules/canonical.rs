@@ -146,7 +146,7 @@ pub fn direction_image(dir: crate::Direction, g: usize) -> crate::Direction {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::slow;
+    use crate::rules::slow;
 
     #[test]
     fn images_match_slow_permutations() {
@@ -156,7 +156,7 @@ mod tests {
                 seed = seed
                     .wrapping_mul(6364136223846793005)
                     .wrapping_add(1442695040888963407);
-                let x = seed & crate::board::block_mask(n);
+                let x = seed & crate::rules::board::block_mask(n);
                 for g in 0..8 {
                     assert_eq!(image(x, n, g), slow::image(x, n, g), "n={n} g={g} x={x:#x}");
                     assert_eq!(

@@ -17,7 +17,7 @@
 //!
 //! All integers are little-endian. To use it: canonicalise the board (keeping
 //! the symmetry), binary-search the state, and map the action back through the
-//! inverse symmetry ([`crate::canonical::direction_image`]).
+//! inverse symmetry ([`crate::rules::canonical::direction_image`]).
 
 use xxhash_rust::xxh3::xxh3_64;
 

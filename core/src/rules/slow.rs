@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use crate::direction::Direction;
+use crate::rules::direction::Direction;
 use crate::Game;
 
 /// Slide one line toward index 0: tiles move as far as they go; two equal

@@ -1,5 +1,5 @@
 //! Precomputed per-row tables, one set per board size, built once on first use
-//! from the slow reference rules in [`crate::slow`].
+//! from the slow reference rules in [`crate::rules::slow`].
 //!
 //! A row of an `n x n` board is an `n`-nybble value below `16^n`; the table
 //! entry is the row after sliding it left (or right). Moving a whole board is
@@ -9,8 +9,8 @@
 
 use std::sync::OnceLock;
 
-use crate::canonical;
-use crate::slow;
+use crate::rules::canonical;
+use crate::rules::slow;
 
 /// Tables for one board size.
 pub struct Tables {

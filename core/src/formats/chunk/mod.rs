@@ -48,8 +48,8 @@ pub use values::{
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::game::Game;
-    use crate::part::{ChunkId, PartId};
+    use crate::rules::game::Game;
+    use crate::space::ids::{ChunkId, PartId};
 
     pub(crate) fn header(kind: ChunkKind, count: u64) -> ChunkHeader {
         ChunkHeader {

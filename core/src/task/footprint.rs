@@ -4,7 +4,7 @@
 //! peaks they were checked against are in the README ("Measured").
 
 use crate::kernel::enumerate::SLICE;
-use crate::table::ValueTable;
+use crate::kernel::value_table::ValueTable;
 use crate::task::{JobSpec, MergePiece, RunRef, Task};
 
 /// Bytes a worker process holds besides its tasks: code, the async
