@@ -12,7 +12,7 @@ use solve2048_core::task::{result_digest, ChunkRef, ResponseRef, SolvedRef, Task
 use solve2048_store::layout;
 
 use super::error::WorkerError;
-use super::run::{Run, READS_IN_FLIGHT};
+use super::run::Run;
 use super::slice::Slice;
 
 impl Run<'_> {
@@ -59,13 +59,7 @@ impl Run<'_> {
         let (mut states, mut values) = (Vec::new(), Vec::new());
         while let Some((s, v)) = pieces.try_next().await? {
             let kept = self
-                .blocking(move || {
-                    let mut holds = slice.holds(n);
-                    s.into_iter()
-                        .zip(v)
-                        .filter(|&(k, _)| holds(k))
-                        .unzip::<u64, f64, Vec<u64>, Vec<f64>>()
-                })
+                .blocking(move || slice.keep(n, s.into_iter().zip(v)))
                 .await?;
             states.extend(kept.0);
             values.extend(kept.1);
@@ -112,33 +106,23 @@ impl Run<'_> {
             .await
     }
 
-    /// The responses to a chunk's requests, read concurrently (a Vec of
-    /// futures: see `merge`), by whether they are the reference's (an
+    /// The responses to a chunk's requests, read concurrently, by whether they are the reference's (an
     /// evaluation's optimal sums) and by tile.
     pub(super) async fn read_answers(
         &self,
         chunk: &ChunkRef,
         responses: &[ResponseRef],
     ) -> Result<[[Vec<Answer>; 2]; 2], WorkerError> {
-        let mut reads = Vec::with_capacity(responses.len());
         for r in responses {
             let foreign = r.source != chunk.id || !(1..=2).contains(&r.tile());
             if foreign || (r.reference && self.evaluator.is_none()) {
                 return Err(self.invalid(format!("response {} is not for this chunk", r.object)));
             }
-            let h = self.header(ChunkKind::Responses, chunk.id, r.count);
-            reads.push(async move {
-                let read = self
-                    .store
-                    .read_responses_at(&r.object, r.offset, r.len, &h)
-                    .await;
-                read.map(|answer| (r.reference, r.tile(), answer))
-            });
         }
         let mut by: [[Vec<Answer>; 2]; 2] = Default::default();
-        let mut answers = futures::stream::iter(reads).buffered(READS_IN_FLIGHT);
-        while let Some((reference, tile, answer)) = answers.try_next().await? {
-            by[reference as usize][tile as usize - 1].push(answer);
+        let mut answers = self.read_pieces(ChunkKind::Responses, |_| chunk.id, responses);
+        while let Some((r, answer)) = answers.try_next().await? {
+            by[r.reference as usize][r.tile() as usize - 1].push(answer);
         }
         Ok(by)
     }

@@ -170,8 +170,12 @@ impl Run<'_> {
     ) -> Result<(), WorkerError> {
         let group = g.group;
         let foreign = |id: &ChunkId| id.part != part || id.group != group;
-        let chunks = g.chunks.iter().chain(&g.reference);
-        if let Some(c) = chunks.clone().find(|c| foreign(&c.chunk.id)) {
+        if let Some(c) = g
+            .chunks
+            .iter()
+            .chain(&g.reference)
+            .find(|c| foreign(&c.chunk.id))
+        {
             return Err(self.invalid(format!(
                 "chunk {} is not in group {group} of {part}",
                 c.chunk.id

@@ -2,12 +2,15 @@
 //! alone: what it runs by the task's kind, and the helpers every kind
 //! shares (chunk headers, errors, blocking threads, writes).
 
+use futures::{Stream, StreamExt};
 use solve2048_core::formats::chunk::{file_checksum, ChunkHeader, ChunkKind};
+use solve2048_core::kernel::Answer;
 use solve2048_core::kernel::SolveError;
 use solve2048_core::rules::spawn::Starts;
 use solve2048_core::space::ids::ChunkId;
+use solve2048_core::task::PieceRef;
 use solve2048_core::task::{AttemptId, JobSpec, Task, TaskOutput};
-use solve2048_store::Store;
+use solve2048_store::{Store, StoreError};
 
 use super::bundle::Bundle;
 use super::error::WorkerError;
@@ -135,6 +138,27 @@ impl Run<'_> {
             .map_err(|_| WorkerError::Panic {
                 task: self.task.key(),
             })
+    }
+
+    /// The keys and numbers of `pieces` (responses, or pushes, which are
+    /// encoded alike), each verified against a header of `kind` and the id
+    /// `id_of` gives it; read concurrently (a Vec of futures, not a lazy
+    /// map: see `merge`) and yielded in order.
+    pub(super) fn read_pieces<'p>(
+        &'p self,
+        kind: ChunkKind,
+        id_of: impl Fn(&PieceRef) -> ChunkId,
+        pieces: &'p [PieceRef],
+    ) -> impl Stream<Item = Result<(&'p PieceRef, Answer), StoreError>> + 'p {
+        let mut reads = Vec::with_capacity(pieces.len());
+        for p in pieces {
+            let h = self.header(kind, id_of(p), p.count);
+            reads.push(async move {
+                let read = self.store.read_responses_at(&p.object, p.offset, p.len, &h);
+                read.await.map(|answer| (p, answer))
+            });
+        }
+        futures::stream::iter(reads).buffered(READS_IN_FLIGHT)
     }
 
     /// Write a bundle, unless it is empty.

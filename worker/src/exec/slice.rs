@@ -64,6 +64,16 @@ impl Slice {
         move |key| memo.as_mut().is_none_or(|m| m.slice_of(key) == self.index)
     }
 
+    /// The (key, value) pairs of `pairs` whose key is in it, unzipped.
+    pub(super) fn keep(
+        self,
+        n: usize,
+        pairs: impl Iterator<Item = (u64, f64)>,
+    ) -> (Vec<u64>, Vec<f64>) {
+        let mut holds = self.holds(n);
+        pairs.filter(|&(k, _)| holds(k)).unzip()
+    }
+
     /// The distinct afterstates in it of requests (verified, compressed, in
     /// `loaded`), sorted: they are read as streams, filtered, and merged.
     /// The streams share one memo: a large group has requests from

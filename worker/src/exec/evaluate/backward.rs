@@ -28,13 +28,12 @@ impl Run<'_> {
         let group = self.read_group(e, chunks).await?;
         let n = self.job.game.size();
         self.blocking(move || {
-            let mut holds = slice.holds(n);
-            let (keys, values): (Vec<u64>, Vec<f64>) = group
+            let pairs = group
                 .states
                 .iter()
-                .zip(&group.values)
-                .filter(|(&k, _)| holds(k))
-                .unzip();
+                .copied()
+                .zip(group.values.iter().copied());
+            let (keys, values) = slice.keep(n, pairs);
             let table = ValueTable::with_capacity(keys.len());
             table.insert_many(&keys, &values);
             table

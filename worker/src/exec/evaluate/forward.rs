@@ -5,14 +5,14 @@
 
 use std::sync::Arc;
 
-use futures::{StreamExt, TryStreamExt};
+use futures::TryStreamExt;
 use solve2048_core::formats::chunk::ChunkKind;
 use solve2048_core::kernel::evaluate::{enumerate_under, EvaluateError, Reach};
 use solve2048_core::task::{ChunkRef, PushRef, SolvedRef, TargetGroups, TaskOutput};
 
 use super::super::error::WorkerError;
 use super::super::forward::{group_count, target_id};
-use super::super::run::{Run, READS_IN_FLIGHT};
+use super::super::run::Run;
 use super::evaluator::Evaluator;
 use super::group::Group;
 
@@ -46,21 +46,10 @@ impl Run<'_> {
             }
             Ok::<_, EvaluateError>(reach.finish())
         });
-        // A Vec of futures, not a lazy map (see `merge`).
-        let mut reads = Vec::with_capacity(pushes.len());
-        for p in pushes {
-            let h = self.header(ChunkKind::Pushes, target_id((p.part, p.group)), p.count);
-            reads.push(async move {
-                let read = self
-                    .store
-                    .read_responses_at(&p.object, p.offset, p.len, &h)
-                    .await;
-                read.map(|(keys, masses)| (p.tile(), keys, masses))
-            });
-        }
-        let mut read = futures::stream::iter(reads).buffered(READS_IN_FLIGHT);
-        while let Some(pushed) = read.try_next().await? {
-            if tx.send(pushed).await.is_err() {
+        let id_of = |p: &PushRef| target_id((p.part, p.group));
+        let mut read = self.read_pieces(ChunkKind::Pushes, id_of, pushes);
+        while let Some((p, (keys, masses))) = read.try_next().await? {
+            if tx.send((p.tile(), keys, masses)).await.is_err() {
                 break; // the sums stopped on an error, reported below
             }
         }
