@@ -36,6 +36,10 @@ pub struct JobArgs {
     /// Discount per move, in (0, 1].
     #[arg(long, default_value_t = 1.0)]
     pub discount: f64,
+    /// Probability that a spawned tile is a 4 (a 2 otherwise), 0 to 1 in
+    /// steps of a millionth.
+    #[arg(long, value_name = "P", default_value_t = 0.1)]
+    pub four_probability: f64,
     /// Largest number of states in one chunk.
     #[arg(long, default_value_t = solve2048_core::task::DEFAULT_CHUNK_SIZE)]
     pub chunk_size: u64,
@@ -47,7 +51,10 @@ pub struct JobArgs {
 impl JobArgs {
     /// The validated job.
     pub fn spec(&self) -> anyhow::Result<JobSpec> {
-        let game = self.game.game(self.discount)?;
+        let game = self
+            .game
+            .game(self.discount)?
+            .with_four_probability(self.four_probability)?;
         anyhow::ensure!(self.chunk_size >= 1, "--chunk-size must be at least 1");
         anyhow::ensure!(
             (1..=22).contains(&self.zstd_level),

@@ -42,8 +42,12 @@ pub fn print_summary(
     if json {
         let out = serde_json::json!({
             "board": game.n,
+            "rows": game.n,
+            "columns": game.n,
             "target": game.target(),
             "discount": game.discount,
+            "four_probability": game.four_probability(),
+            "objective": "win",
             "states": summary.states,
             "parts": summary.parts,
             "start_value": summary.start_value,

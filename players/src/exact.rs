@@ -10,7 +10,7 @@
 use solve2048_core::rules::moves::{has_exponent, Mover};
 use solve2048_core::{rules::slow, Game};
 
-use solve2048_core::rules::spawn::{empty_bits, P_FOUR, P_TWO};
+use solve2048_core::rules::spawn::{empty_bits, SpawnRule};
 
 use crate::player::BoardMap;
 use crate::{NotExact, Player};
@@ -30,12 +30,14 @@ pub fn slow_win_probability(game: &Game, player: &mut dyn Player) -> Result<f64,
     let n = game.size();
     let mut eval = Eval {
         game,
+        rule: game.spawn_rule(),
         mover: Mover::new(n),
         memo: BoardMap::default(),
     };
+    let four = game.four_probability();
     let mut total = 0.0;
-    for (one, p1) in slow::spawns(0, n) {
-        for (two, p2) in slow::spawns(one, n) {
+    for (one, p1) in slow::spawns(0, n, four) {
+        for (two, p2) in slow::spawns(one, n, four) {
             total += p1 * p2 * eval.value(player, two)?;
         }
     }
@@ -45,6 +47,7 @@ pub fn slow_win_probability(game: &Game, player: &mut dyn Player) -> Result<f64,
 /// The game, the moves and the values found so far.
 struct Eval<'a> {
     game: &'a Game,
+    rule: SpawnRule,
     mover: Mover,
     memo: BoardMap<f64>,
 }
@@ -69,14 +72,18 @@ impl Eval<'_> {
                 let q = if has_exponent(after, self.game.target_exp) {
                     1.0
                 } else {
-                    // A 2 or a 4 in each empty cell, the cell uniform.
+                    // A 2 or a 4 in each empty cell, the cell uniform; a
+                    // tile the rule never spawns is not followed.
                     let mut empties = empty_bits(after, n);
                     let k = f64::from(empties.count_ones());
                     let mut q = 0.0;
                     while empties != 0 {
                         let bit = empties & empties.wrapping_neg();
-                        q += P_TWO / k * self.value(player, after | bit)?;
-                        q += P_FOUR / k * self.value(player, after | (bit << 1))?;
+                        for (tile, chance) in [(bit, self.rule.two), (bit << 1, self.rule.four)] {
+                            if chance > 0.0 {
+                                q += chance / k * self.value(player, after | tile)?;
+                            }
+                        }
                         empties &= empties - 1;
                     }
                     q

@@ -41,7 +41,7 @@ use std::sync::{Arc, OnceLock};
 
 use solve2048_core::rules::canonical::transpose;
 use solve2048_core::rules::moves::Mover;
-use solve2048_core::rules::spawn::{empty_bits, P_FOUR, P_TWO};
+use solve2048_core::rules::spawn::{empty_bits, SpawnRule};
 use solve2048_core::Direction;
 
 use crate::player::{certain, check_size, legal_moves, BoardMap, Player};
@@ -180,6 +180,7 @@ impl HeuristicTables {
 /// The `expectimax:D` player (see the module docs).
 pub struct ExpectimaxPlayer {
     n: usize,
+    rule: SpawnRule,
     depth: u8,
     threshold: f64,
     mover: Mover,
@@ -210,12 +211,20 @@ impl ExpectimaxPlayer {
         }
         Ok(ExpectimaxPlayer {
             n,
+            rule: SpawnRule::standard(),
             depth,
             threshold: DEFAULT_THRESHOLD,
             mover: Mover::new(n),
             tables: HeuristicTables::default_for(n),
             cache: BoardMap::default(),
         })
+    }
+
+    /// The same player expecting tiles by `rule` (the standard rule unless
+    /// given).
+    pub fn with_rule(mut self, rule: &SpawnRule) -> ExpectimaxPlayer {
+        self.rule = *rule;
+        self
     }
 
     /// The same player with another heuristic.
@@ -257,10 +266,15 @@ impl ExpectimaxPlayer {
         let k = empties.count_ones();
         let cell_prob = prob / f64::from(k);
         let mut total = 0.0;
+        let (two, four) = (self.rule.two, self.rule.four);
         while empties != 0 {
             let bit = empties & empties.wrapping_neg();
-            total += P_TWO * self.max_node(a | bit, depth, cell_prob * P_TWO);
-            total += P_FOUR * self.max_node(a | (bit << 1), depth, cell_prob * P_FOUR);
+            if two > 0.0 {
+                total += two * self.max_node(a | bit, depth, cell_prob * two);
+            }
+            if four > 0.0 {
+                total += four * self.max_node(a | (bit << 1), depth, cell_prob * four);
+            }
             empties &= empties - 1;
         }
         let v = total / f64::from(k);

@@ -12,6 +12,7 @@ use std::time::Instant;
 use serde::Serialize;
 use solve2048_core::rules::moves::{has_exponent, Mover};
 use solve2048_core::rules::rng::SeededRng;
+use solve2048_core::rules::spawn::SpawnRule;
 use solve2048_core::{Board, Direction};
 
 use crate::{Player, PlayerError};
@@ -111,18 +112,20 @@ pub fn player_seed(seed: u64) -> u64 {
     solve2048_core::space::ids::mix(seed ^ 0x0070_6C61_7965_7200)
 }
 
-/// Play one game of the `n x n` board with `player` from seed `seed`, until
-/// the target tile (exponent `target_exp`) appears or no move is legal.
+/// Play one game of the `n x n` board with `player` from seed `seed`, tiles
+/// placed by `rule`, until the target tile (exponent `target_exp`) appears
+/// or no move is legal.
 /// `None` plays to the end of the game. A player that gives no legal move
 /// while one remains ends the game [`Outcome::Resigned`] (use
 /// [`simulate_with`] to have that as an error).
 pub fn simulate(
     n: usize,
     target_exp: Option<u8>,
+    rule: &SpawnRule,
     player: &mut dyn Player,
     seed: u64,
 ) -> GameRecord {
-    let mut rng = SeededRng::new(seed);
+    let mut rng = SeededRng::new(seed).with_rule(rule);
     let start = rng.start(n);
     play(n, target_exp, player, seed, (rng, start), |_, _| {})
 }
@@ -135,11 +138,12 @@ pub fn simulate(
 pub fn simulate_with(
     n: usize,
     target_exp: Option<u8>,
+    rule: &SpawnRule,
     player: &mut dyn Player,
     seed: u64,
     on_step: impl FnMut(&Step, u64),
 ) -> Result<GameRecord, PlayerError> {
-    let mut rng = SeededRng::new(seed);
+    let mut rng = SeededRng::new(seed).with_rule(rule);
     let start = rng.start(n);
     let record = play(n, target_exp, player, seed, (rng, start), on_step);
     if record.outcome == Outcome::Resigned {
@@ -354,10 +358,10 @@ mod tests {
     fn a_seed_gives_the_same_game_and_steps_chain() {
         for n in 2..=4 {
             let mut p = RandomPlayer::new(n, 1).unwrap();
-            let a = simulate(n, None, &mut p, 17);
+            let a = simulate(n, None, &SpawnRule::standard(), &mut p, 17);
             // The same player object, after other games.
-            simulate(n, None, &mut p, 18);
-            let b = simulate(n, None, &mut p, 17);
+            simulate(n, None, &SpawnRule::standard(), &mut p, 18);
+            let b = simulate(n, None, &SpawnRule::standard(), &mut p, 17);
             assert_eq!(a.steps, b.steps);
             assert_eq!((a.last, a.score), (b.last, b.score));
             assert_eq!(a.outcome, Outcome::Lost);
@@ -381,7 +385,7 @@ mod tests {
     #[test]
     fn the_start_is_play_s_start() {
         let mut p = OrderPlayer::new(3, OrderPlayer::parse_order("LDRU").unwrap()).unwrap();
-        let a = simulate(3, Some(6), &mut p, 5);
+        let a = simulate(3, Some(6), &SpawnRule::standard(), &mut p, 5);
         assert_eq!(a.start, SeededRng::new(5).start(3));
         if a.won() {
             assert!(has_exponent(a.last, 6));
@@ -427,17 +431,18 @@ mod tests {
             }
         }
         assert_eq!(
-            simulate(3, None, &mut Quitter, 1).outcome,
+            simulate(3, None, &SpawnRule::standard(), &mut Quitter, 1).outcome,
             Outcome::Resigned
         );
-        let e = simulate_with(3, None, &mut Quitter, 1, |_, _| {}).unwrap_err();
+        let e =
+            simulate_with(3, None, &SpawnRule::standard(), &mut Quitter, 1, |_, _| {}).unwrap_err();
         assert!(
             matches!(&e, PlayerError::Resigned { reason, .. } if reason == "the store is down"),
             "{e}"
         );
         let mut p = RandomPlayer::new(3, 1).unwrap();
         let mut seen = Vec::new();
-        let r = simulate_with(3, Some(6), &mut p, 4, |s, next| {
+        let r = simulate_with(3, Some(6), &SpawnRule::standard(), &mut p, 4, |s, next| {
             seen.push((s.clone(), next))
         })
         .unwrap();

@@ -11,6 +11,7 @@
 
 use solve2048_core::rules::moves::Mover;
 use solve2048_core::rules::rng::SeededRng;
+use solve2048_core::rules::spawn::SpawnRule;
 use solve2048_core::Direction;
 
 use crate::player::{check_size, scored_moves, Player};
@@ -43,6 +44,13 @@ impl MonteCarloPlayer {
             playouts,
             rng: SeededRng::new(seed),
         })
+    }
+
+    /// The same player playing out with tiles by `rule` (the standard rule
+    /// unless given).
+    pub fn with_rule(mut self, rule: &SpawnRule) -> MonteCarloPlayer {
+        self.rng = self.rng.with_rule(rule);
+        self
     }
 
     /// The score of a random playout from `x` (a board after its spawn) to

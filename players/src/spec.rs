@@ -18,6 +18,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::str::FromStr;
 
+use solve2048_core::rules::spawn::SpawnRule;
 use solve2048_core::Direction;
 
 use crate::expectimax::{ExpectimaxPlayer, MAX_DEPTH};
@@ -155,9 +156,15 @@ impl PlayerSpec {
         }
     }
 
-    /// Build the player for side `n`, its own random stream starting from
+    /// Build the player for side `n` and spawn rule `rule` (what the
+    /// players that look ahead expect), its own random stream starting from
     /// `seed`. `optimal` is refused with [`PlayerError::NeedsStore`].
-    pub fn build(&self, n: usize, seed: u64) -> Result<Box<dyn Player>, PlayerError> {
+    pub fn build(
+        &self,
+        n: usize,
+        rule: &SpawnRule,
+        seed: u64,
+    ) -> Result<Box<dyn Player>, PlayerError> {
         check_size(n)?;
         Ok(match self {
             PlayerSpec::Random => Box::new(RandomPlayer::new(n, seed)?),
@@ -165,9 +172,11 @@ impl PlayerSpec {
             PlayerSpec::Greedy => Box::new(GreedyPlayer::new(n)?),
             PlayerSpec::SChain => Box::new(SChainPlayer::new(n)?),
             PlayerSpec::MonteCarlo { playouts } => {
-                Box::new(MonteCarloPlayer::new(n, *playouts, seed)?)
+                Box::new(MonteCarloPlayer::new(n, *playouts, seed)?.with_rule(rule))
             }
-            PlayerSpec::Expectimax { depth } => Box::new(ExpectimaxPlayer::new(n, *depth)?),
+            PlayerSpec::Expectimax { depth } => {
+                Box::new(ExpectimaxPlayer::new(n, *depth)?.with_rule(rule))
+            }
             PlayerSpec::NTuple { path } => Box::new(NTuplePlayer::load(path, n)?),
             PlayerSpec::Optimal => return Err(PlayerError::NeedsStore),
         })
@@ -213,15 +222,16 @@ pub enum Parsed {
     Optimal,
 }
 
-/// Parse `spec` and build its player for side `n`, its own random stream
-/// starting from `seed` (weights files are read here).
-pub fn parse(spec: &str, n: usize, seed: u64) -> Result<Parsed, PlayerError> {
+/// Parse `spec` and build its player for side `n` and spawn rule `rule`,
+/// its own random stream starting from `seed` (weights files are read
+/// here).
+pub fn parse(spec: &str, n: usize, rule: &SpawnRule, seed: u64) -> Result<Parsed, PlayerError> {
     match PlayerSpec::parse(spec)? {
         PlayerSpec::Optimal => {
             check_size(n)?;
             Ok(Parsed::Optimal)
         }
-        other => other.build(n, seed).map(Parsed::Player),
+        other => other.build(n, rule, seed).map(Parsed::Player),
     }
 }
 
@@ -287,20 +297,28 @@ mod tests {
 
     #[test]
     fn build_and_parse() {
-        assert!(matches!(parse("optimal", 3, 0), Ok(Parsed::Optimal)));
         assert!(matches!(
-            PlayerSpec::Optimal.build(3, 0),
+            parse("optimal", 3, &SpawnRule::standard(), 0),
+            Ok(Parsed::Optimal)
+        ));
+        assert!(matches!(
+            PlayerSpec::Optimal.build(3, &SpawnRule::standard(), 0),
             Err(PlayerError::NeedsStore)
         ));
         assert!(matches!(
-            parse("greedy", 5, 0),
+            parse("greedy", 5, &SpawnRule::standard(), 0),
             Err(PlayerError::BoardSize { n: 5 })
         ));
         assert!(matches!(
-            parse("ntuple:/nonexistent/w.weights", 3, 0),
+            parse(
+                "ntuple:/nonexistent/w.weights",
+                3,
+                &SpawnRule::standard(),
+                0
+            ),
             Err(PlayerError::WeightsIo { .. })
         ));
-        let Ok(Parsed::Player(p)) = parse("mc:7", 4, 0) else {
+        let Ok(Parsed::Player(p)) = parse("mc:7", 4, &SpawnRule::standard(), 0) else {
             panic!("mc:7 builds")
         };
         assert_eq!(p.name(), "mc:7");

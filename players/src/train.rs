@@ -309,7 +309,17 @@ mod tests {
         let untrained = Network::new(config.tuples.clone());
         let mean = |net: Network| {
             let mut p = NTuplePlayer::new(Arc::new(net), "ntuple".into());
-            let records: Vec<_> = (0..300).map(|s| simulate(3, None, &mut p, s)).collect();
+            let records: Vec<_> = (0..300)
+                .map(|s| {
+                    simulate(
+                        3,
+                        None,
+                        &solve2048_core::rules::spawn::SpawnRule::standard(),
+                        &mut p,
+                        s,
+                    )
+                })
+                .collect();
             summary(&records).mean_score
         };
         let (before, after) = (mean(untrained), mean(trained));

@@ -89,6 +89,8 @@ pub struct GameInfo {
     pub target: u64,
     /// Discount per move.
     pub discount: f64,
+    /// Probability that a spawned tile is a 4.
+    pub four_probability: f64,
     /// Non-terminal canonical states.
     pub states: u64,
     /// Win probability from the random start under optimal play.
@@ -133,6 +135,7 @@ pub async fn game(State(state): State<Arc<AppState>>) -> Json<GameInfo> {
         size: g.size(),
         target: g.target(),
         discount: g.discount,
+        four_probability: g.four_probability(),
         states: summary.states,
         start_value: summary.start_value,
         layers: summary.layers.len(),
@@ -297,7 +300,13 @@ pub async fn step(
     let seed = check_seed(req.seed)?;
     let moves = games::parse_moves(&req.moves, state.config.limits.moves)?;
     let game = state.solution.game();
-    let r = games::replay(game.size(), game.target_exp, seed, &moves)?;
+    let r = games::replay(
+        game.size(),
+        game.target_exp,
+        &game.spawn_rule(),
+        seed,
+        &moves,
+    )?;
     let report = state.solution.report(r.board, game.size()).await?;
     Ok(Json(StepAnswer {
         report,

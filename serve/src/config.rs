@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use solve2048_core::rules::spawn::SpawnRule;
 use solve2048_players::PlayerSpec;
 
 /// The players offered besides `optimal` when none are named: the cheap
@@ -69,7 +70,7 @@ impl Config {
             if spec == PlayerSpec::Optimal || specs.contains(&spec) {
                 continue;
             }
-            spec.build(n, 0)
+            spec.build(n, &SpawnRule::standard(), 0)
                 .map_err(|e| format!("--player {p} cannot play this game: {e}"))?;
             specs.push(spec);
         }

@@ -15,6 +15,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 use solve2048_core::rules::moves::Mover;
+use solve2048_core::rules::spawn::SpawnRule;
 use solve2048_core::{Board, Direction};
 use solve2048_players::{NotExact, Outcome, Player, PlayerSpec};
 use solve2048_solution::{OptimalPlayer, Report, Solution};
@@ -94,7 +95,7 @@ pub async fn play(
         )
     } else {
         player
-            .build(n, 0)
+            .build(n, &game.spawn_rule(), 0)
             .map_err(|e| ApiError::Internal(format!("player {player}: {e}")))?
     };
     let permit = games
@@ -106,7 +107,15 @@ pub async fn play(
         // Held until the game ends, even if the request gave up on it, so
         // that no more than `games` games ever run at once.
         let _permit = permit;
-        solve2048_players::simulate_with(n, Some(game.target_exp), built.as_mut(), seed, |_, _| {})
+        let rule = game.spawn_rule();
+        solve2048_players::simulate_with(
+            n,
+            Some(game.target_exp),
+            &rule,
+            built.as_mut(),
+            seed,
+            |_, _| {},
+        )
     })
     .await
     .map_err(|e| ApiError::Internal(format!("the game stopped: {e}")))?
@@ -220,11 +229,12 @@ pub struct Replayed {
 }
 
 /// Replay `moves` from the start of the game of seed `seed` on the `n x n`
-/// board to `target_exp`. A move that changes nothing, or one after the game
+/// board to `target_exp`, tiles placed by `rule`. A move that changes nothing, or one after the game
 /// has ended, is refused naming it.
 pub fn replay(
     n: usize,
     target_exp: u8,
+    rule: &SpawnRule,
     seed: u64,
     moves: &[Direction],
 ) -> Result<Replayed, ApiError> {
@@ -232,7 +242,7 @@ pub fn replay(
         moves: moves.to_vec(),
         next: 0,
     };
-    let record = solve2048_players::simulate(n, Some(target_exp), &mut script, seed);
+    let record = solve2048_players::simulate(n, Some(target_exp), rule, &mut script, seed);
     let played = record.steps.len();
     if played < moves.len() {
         let over = |how: &str| {
@@ -329,7 +339,7 @@ mod tests {
         // No moves: the seed's start board, as SeededRng::start makes it.
         for seed in [0, 1, 7, 1 << 40] {
             for n in 2..=4 {
-                let r = replay(n, 11, seed, &[]).unwrap();
+                let r = replay(n, 11, &SpawnRule::standard(), seed, &[]).unwrap();
                 assert_eq!(r.board, SeededRng::new(seed).start(n));
                 assert_eq!((r.moves, r.score, r.spawn), (0, 0, None));
             }
@@ -346,7 +356,7 @@ mod tests {
                 .unwrap();
             moves.push(d);
             x = rng.spawn(mover.apply(x, d), 4);
-            let r = replay(4, 11, 5, &moves).unwrap();
+            let r = replay(4, 11, &SpawnRule::standard(), 5, &moves).unwrap();
             assert_eq!(r.board, x);
             assert_eq!(r.moves, moves.len());
             let s = r.spawn.unwrap();
@@ -367,7 +377,9 @@ mod tests {
             .into_iter()
             .find(|&d| mover.apply(start, d) == start)
             .expect("two tiles on a 2x2 board always block some move");
-        let e = replay(n, 4, 3, &[stuck]).unwrap_err().to_string();
+        let e = replay(n, 4, &SpawnRule::standard(), 3, &[stuck])
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("move 1 (") && e.contains("changes nothing"),
             "{e}"
@@ -375,7 +387,7 @@ mod tests {
         // Play legal moves until the 2x2 game to 16 ends, then one more.
         let mut moves = Vec::new();
         loop {
-            let r = replay(n, 4, 3, &moves).unwrap();
+            let r = replay(n, 4, &SpawnRule::standard(), 3, &moves).unwrap();
             let Some(d) = Direction::ALL
                 .into_iter()
                 .find(|&d| mover.apply(r.board, d) != r.board)
@@ -388,7 +400,9 @@ mod tests {
             moves.push(d);
         }
         moves.push(Direction::Left);
-        let e = replay(n, 4, 3, &moves).unwrap_err().to_string();
+        let e = replay(n, 4, &SpawnRule::standard(), 3, &moves)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("the game is over"), "{e}");
         assert!(e.contains(&format!("move {} cannot", moves.len())), "{e}");
     }

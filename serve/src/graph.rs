@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use solve2048_core::rules::canonical::canonical;
 use solve2048_core::rules::moves::{has_exponent, Mover};
-use solve2048_core::rules::spawn::{empty_bits, for_each_spawn, Starts, P_FOUR, P_TWO};
+use solve2048_core::rules::spawn::{empty_bits, for_each_spawn, Starts};
 use solve2048_core::{Board, Direction};
 use solve2048_solution::Solution;
 
@@ -78,7 +78,8 @@ pub async fn graph(solution: &Solution) -> Result<Graph, ApiError> {
         });
     }
     let mover = Mover::new(n);
-    let starts = Starts::new(n);
+    let rule = game.spawn_rule();
+    let starts = Starts::new(n, &rule);
     let mut nodes = Vec::new();
     let mut edges = Vec::new();
     let layers = solution.summary().layers.clone();
@@ -109,7 +110,10 @@ pub async fn graph(solution: &Solution) -> Result<Graph, ApiError> {
             } else {
                 let k = f64::from(empty_bits(t, n).count_ones());
                 for_each_spawn(t, n, mover.tables(), |two, four| {
-                    for (x, p) in [(two, P_TWO), (four, P_FOUR)] {
+                    for (x, p) in [(two, rule.two), (four, rule.four)] {
+                        if p == 0.0 {
+                            continue;
+                        }
                         let key = if mover.is_lost(x) {
                             LOSE.to_string()
                         } else {

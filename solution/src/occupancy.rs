@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use solve2048_core::rules::moves::has_exponent;
-use solve2048_core::rules::spawn::{empty_bits, for_each_spawn, P_FOUR, P_TWO};
+use solve2048_core::rules::spawn::{empty_bits, for_each_spawn};
 use solve2048_core::{Board, Direction};
 
 use crate::solution::{QueryError, Solution};
@@ -36,7 +36,8 @@ impl Solution {
     ) -> Result<Occupancy, QueryError> {
         use std::collections::BTreeMap;
         let n = self.game.size();
-        let starts = solve2048_core::rules::spawn::Starts::new(n);
+        let rule = self.game.spawn_rule();
+        let starts = solve2048_core::rules::spawn::Starts::new(n, &rule);
         let mut pending: BTreeMap<u32, HashMap<u64, f64>> = BTreeMap::new();
         for &s in starts.weights.keys() {
             *pending
@@ -72,7 +73,11 @@ impl Solution {
                     spawns.push((two, four))
                 });
                 for (two, four) in spawns {
-                    for (key, q, step) in [(two, P_TWO, 2), (four, P_FOUR, 4)] {
+                    for (key, q, step) in [(two, rule.two, 2), (four, rule.four, 4)] {
+                        if q == 0.0 {
+                            // A tile the rule never spawns visits nothing.
+                            continue;
+                        }
                         let mass = p * q / k;
                         if self.mover.is_lost(key) {
                             lose += mass;

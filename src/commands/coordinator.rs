@@ -30,6 +30,9 @@ pub struct Args {
     /// Discount per move, in (0, 1].
     #[arg(long, default_value_t = 1.0)]
     discount: f64,
+    /// Probability that a spawned tile is a 4 (a 2 otherwise), 0 to 1.
+    #[arg(long, value_name = "P", default_value_t = 0.1)]
+    four_probability: f64,
     /// Largest number of states in one chunk [default: 4194304; with
     /// --evaluate, the solved store's].
     #[arg(long)]
@@ -43,7 +46,7 @@ pub struct Args {
         long,
         value_name = "SOLVED_STORE",
         requires = "player",
-        conflicts_with_all = ["board", "target", "discount", "zstd_level"]
+        conflicts_with_all = ["board", "target", "discount", "four_probability", "zstd_level"]
     )]
     evaluate: Option<String>,
     /// With --evaluate: the player to evaluate.
@@ -95,6 +98,7 @@ async fn serve(
             let job = JobArgs {
                 game: game.clone(),
                 discount: args.discount,
+                four_probability: args.four_probability,
                 chunk_size: args.chunk_size.unwrap_or(DEFAULT_CHUNK_SIZE),
                 zstd_level: args.zstd_level,
             };

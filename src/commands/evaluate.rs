@@ -145,7 +145,7 @@ pub async fn prepare(
     let mut weights = None;
     match &spec {
         PlayerSpec::MonteCarlo { .. } => {
-            let mut p = spec.build(n, 0)?;
+            let mut p = spec.build(n, &game.spawn_rule(), 0)?;
             let why = p
                 .distribution(0x11)
                 .err()
@@ -173,7 +173,7 @@ pub async fn prepare(
         }
         PlayerSpec::Optimal => {}
         other => {
-            other.build(n, 0)?;
+            other.build(n, &game.spawn_rule(), 0)?;
         }
     }
     let chunk_size = chunk_size.unwrap_or(manifest.job.chunk_size);
@@ -288,6 +288,7 @@ pub fn print_evaluation(
             "board": game.n,
             "target": game.target(),
             "discount": game.discount,
+            "four_probability": game.four_probability(),
             "value": value,
             "optimal": e.optimal,
             "gap": gap,

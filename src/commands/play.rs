@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail};
 use serde_json::json;
+use solve2048_core::rules::spawn::SpawnRule;
 use solve2048_core::{Board, Game};
 use solve2048_players::game::Outcome;
 use solve2048_players::spec::KNOWN;
@@ -34,6 +35,10 @@ pub struct Args {
     /// a store, games run until no move is legal].
     #[arg(long)]
     target: Option<u64>,
+    /// Probability that a spawned tile is a 4, 0 to 1 [default: the store's;
+    /// 0.1 without a store].
+    #[arg(long, value_name = "P")]
+    four_probability: Option<f64>,
     /// A solved store (a directory or s3://BUCKET/PREFIX), opened read-only:
     /// its game, its optimal player, and the win probability under optimal
     /// play of every board shown.
@@ -61,6 +66,8 @@ struct Setup {
     n: usize,
     /// The target's exponent; `None`: play until no move is legal.
     target_exp: Option<u8>,
+    /// How tiles are placed.
+    rule: SpawnRule,
     player: Box<dyn Player>,
     /// With a store: the optimal policy, asked for the value of each board.
     oracle: Option<OptimalPlayer>,
@@ -75,6 +82,7 @@ impl Setup {
                 anyhow!("name the game with --board B [--target T], or give a solved store with --store DIR")
             })?;
             let (n, target_exp) = game_of(board, args.target)?;
+            let rule = rule_of(args.four_probability.unwrap_or(0.1))?;
             let spec = args.player.as_deref().ok_or_else(|| {
                 let known: Vec<&str> = KNOWN.iter().map(|k| k.0).collect();
                 anyhow!(
@@ -82,7 +90,7 @@ impl Setup {
                     known.join(", ")
                 )
             })?;
-            let player = match parse(spec, n, args.seed)? {
+            let player = match parse(spec, n, &rule, args.seed)? {
                 Parsed::Player(p) => p,
                 Parsed::Optimal => bail!(
                     "the optimal player needs a solved store: add --store DIR \
@@ -92,6 +100,7 @@ impl Setup {
             return Ok(Setup {
                 n,
                 target_exp,
+                rule,
                 player,
                 oracle: None,
                 store: None,
@@ -106,15 +115,31 @@ impl Setup {
             Some(args.target.unwrap_or(solved.target())),
         )?;
         let target = target_exp.expect("a target is given");
+        if let Some(p) = args.four_probability {
+            anyhow::ensure!(
+                rule_of(p)? == solved.spawn_rule(),
+                "--four-probability {p}: the store solves {} with a 4 spawned with probability {}; \
+                 drop the flag to play its game",
+                solved.name(),
+                solved.four_probability()
+            );
+        }
+        let rule = solved.spawn_rule();
         let optimal = || OptimalPlayer::new(solution.clone(), rt.handle().clone(), n, target);
         let oracle = optimal()?;
-        let player = match parse(args.player.as_deref().unwrap_or("optimal"), n, args.seed)? {
+        let player = match parse(
+            args.player.as_deref().unwrap_or("optimal"),
+            n,
+            &rule,
+            args.seed,
+        )? {
             Parsed::Player(p) => p,
             Parsed::Optimal => Box::new(optimal()?),
         };
         Ok(Setup {
             n,
             target_exp,
+            rule,
             player,
             oracle: Some(oracle),
             store: Some(location.clone()),
@@ -156,6 +181,14 @@ fn game_of(board: u32, target: Option<u64>) -> anyhow::Result<(usize, Option<u8>
         }
         None => Ok((Game::check_size(board)?, None)),
     }
+}
+
+/// The spawn rule of a probability of a 4 a person gives, validated as the
+/// solver validates it.
+fn rule_of(four_probability: f64) -> anyhow::Result<SpawnRule> {
+    Ok(SpawnRule::new(Game::check_four_probability(
+        four_probability,
+    )?))
 }
 
 /// Run `play`.
@@ -204,6 +237,7 @@ fn one_game(args: &Args, setup: &mut Setup) -> anyhow::Result<()> {
     let record = simulate_with(
         n,
         setup.target_exp,
+        &setup.rule,
         setup.player.as_mut(),
         args.seed,
         |step: &Step, next| {
@@ -321,6 +355,7 @@ fn many_games(args: &Args, setup: &mut Setup) -> anyhow::Result<()> {
         let mut record = simulate_with(
             setup.n,
             setup.target_exp,
+            &setup.rule,
             setup.player.as_mut(),
             seed,
             |_, _| {},
@@ -416,6 +451,7 @@ fn document(
         "target": setup.target_exp.map(|e| 1u64 << e),
         "store": setup.store,
         "discount": setup.solved().map(|g| g.discount),
+        "four_probability": setup.rule.four,
         "start_value": start_value(setup),
         "first_seed": args.seed,
         "games": games,

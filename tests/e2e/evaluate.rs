@@ -22,7 +22,7 @@ use std::process::Output;
 use std::time::{Duration, Instant};
 
 use solve2048_core::rules::moves::{has_exponent, Mover};
-use solve2048_core::rules::spawn::{empty_bits, P_FOUR, P_TWO};
+use solve2048_core::rules::spawn::{empty_bits, SpawnRule};
 use solve2048_core::{Direction, Game};
 use solve2048_players::{parse, simulate, slow_win_probability, NotExact, Parsed, Player};
 
@@ -44,7 +44,12 @@ fn evaluate(store: &Path, player: &str, out: &Path, extra: &[&str]) -> Output {
 }
 
 /// [`evaluate`], which must succeed: its JSON.
-fn evaluate_json(store: &Path, player: &str, out: &Path, extra: &[&str]) -> serde_json::Value {
+pub(crate) fn evaluate_json(
+    store: &Path,
+    player: &str,
+    out: &Path,
+    extra: &[&str],
+) -> serde_json::Value {
     let o = evaluate(store, player, out, extra);
     assert!(
         o.status.success(),
@@ -57,14 +62,14 @@ fn evaluate_json(store: &Path, player: &str, out: &Path, extra: &[&str]) -> serd
 /// The optimal player of a game, by a memoised recursion of its own over
 /// boards as they lie: the best move's value, ties to the first move in
 /// left, right, up, down order.
-struct SlowOptimal {
+pub(crate) struct SlowOptimal {
     game: Game,
     mover: Mover,
     memo: HashMap<u64, f64>,
 }
 
 impl SlowOptimal {
-    fn new(game: Game) -> SlowOptimal {
+    pub(crate) fn new(game: Game) -> SlowOptimal {
         SlowOptimal {
             mover: Mover::new(game.size()),
             game,
@@ -85,11 +90,15 @@ impl SlowOptimal {
             } else {
                 let mut empties = empty_bits(after, self.game.size());
                 let k = f64::from(empties.count_ones());
+                let rule = self.game.spawn_rule();
                 let mut v = 0.0;
                 while empties != 0 {
                     let bit = empties & empties.wrapping_neg();
-                    v += P_TWO / k * self.value(after | bit);
-                    v += P_FOUR / k * self.value(after | (bit << 1));
+                    for (tile, chance) in [(bit, rule.two), (bit << 1, rule.four)] {
+                        if chance > 0.0 {
+                            v += chance / k * self.value(after | tile);
+                        }
+                    }
                     empties &= empties - 1;
                 }
                 self.game.discount * v
@@ -136,7 +145,7 @@ impl Player for SlowOptimal {
 
 /// The player of `spec` (not `optimal`) for side `n`.
 fn player(spec: &str, n: usize) -> Box<dyn Player> {
-    match parse(spec, n, 0).unwrap() {
+    match parse(spec, n, &SpawnRule::standard(), 0).unwrap() {
         Parsed::Player(p) => p,
         Parsed::Optimal => unreachable!("built by the test"),
     }
@@ -220,7 +229,16 @@ fn simulated_games_win_as_often_as_the_exact_value_says() {
         let games = 10_000;
         let mut p = player(spec, n as usize);
         let won = (0..games)
-            .filter(|&s| simulate(n as usize, Some(game.target_exp), p.as_mut(), s).won())
+            .filter(|&s| {
+                simulate(
+                    n as usize,
+                    Some(game.target_exp),
+                    &game.spawn_rule(),
+                    p.as_mut(),
+                    s,
+                )
+                .won()
+            })
             .count();
         let rate = won as f64 / games as f64;
         let se = (exact * (1.0 - exact) / games as f64).sqrt();

@@ -28,3 +28,4 @@ mod serve_api;
 mod slurm;
 mod tls;
 mod use_solution;
+mod variants;

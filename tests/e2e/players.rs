@@ -18,11 +18,11 @@ use solve2048_solution::{OptimalPlayer, Solution};
 use crate::cli::{bin, fails_with};
 use crate::reference::solved;
 
-fn play(args: &[&str]) -> Output {
+pub(crate) fn play(args: &[&str]) -> Output {
     bin().arg("play").args(args).output().unwrap()
 }
 
-fn play_json(args: &[&str]) -> serde_json::Value {
+pub(crate) fn play_json(args: &[&str]) -> serde_json::Value {
     let out = play(&[args, &["--json"]].concat());
     assert!(
         out.status.success(),
@@ -33,7 +33,7 @@ fn play_json(args: &[&str]) -> serde_json::Value {
 }
 
 /// A failure with one line on stderr that contains `needle`.
-fn fails_in_one_line(out: &Output, needle: &str) {
+pub(crate) fn fails_in_one_line(out: &Output, needle: &str) {
     fails_with(out, needle);
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -358,7 +358,9 @@ fn the_optimal_player_wins_with_the_start_value_exactly() {
             game.name()
         );
         // Heuristic players do worse, exactly.
-        let Parsed::Player(mut greedy) = parse("greedy", game.size(), 0).unwrap() else {
+        let Parsed::Player(mut greedy) =
+            parse("greedy", game.size(), &game.spawn_rule(), 0).unwrap()
+        else {
             unreachable!()
         };
         let g = slow_win_probability(&game, greedy.as_mut()).unwrap();

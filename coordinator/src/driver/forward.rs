@@ -27,7 +27,7 @@ impl Driver<'_> {
         let mut requests = Requests::new();
         // Runs waiting to be merged: part -> group -> runs.
         let mut pending: BTreeMap<PartId, BTreeMap<u32, Vec<RunRef>>> = BTreeMap::new();
-        let seed_targets = start_parts(self.job.game.size())
+        let seed_targets = start_parts(&self.job.game)
             .into_keys()
             .map(|part| TargetGroups {
                 part,

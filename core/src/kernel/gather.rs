@@ -161,7 +161,7 @@ mod tests {
                 let sums = gather(&game, sum, tile, &after, &t).unwrap();
                 for (&a, &got) in after.iter().zip(&sums) {
                     let mut want = 0.0;
-                    for (board, _) in crate::rules::slow::spawns(a, 3) {
+                    for (board, _) in crate::rules::slow::spawns(a, 3, 0.1) {
                         let e = (board ^ a).trailing_zeros() / 4;
                         if (board >> (4 * e)) & 15 == tile as u64 && !mover.is_lost(board) {
                             want += slow[&crate::rules::slow::canonical(board, 3)];

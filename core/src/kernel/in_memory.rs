@@ -17,7 +17,7 @@ use crate::Game;
 /// states; `visit` sees each part's sorted states once. Holds the parts of
 /// the next two layers at a time.
 pub fn enumerate(game: &Game, mut visit: impl FnMut(PartId, &[u64])) -> Vec<(PartId, u64)> {
-    let mut pending: BTreeMap<PartId, Vec<Vec<u64>>> = start_parts(game.size())
+    let mut pending: BTreeMap<PartId, Vec<Vec<u64>>> = start_parts(game)
         .into_iter()
         .map(|(part, states)| (part, vec![states]))
         .collect();
@@ -90,7 +90,7 @@ pub fn solve(game: &Game) -> Solved {
         }
         tables.insert(sum, table);
     }
-    let start_value = Starts::new(game.size()).expect(|s| values[&s]);
+    let start_value = Starts::new(game.size(), &game.spawn_rule()).expect(|s| values[&s]);
     debug_assert!(values
         .keys()
         .all(|&s| parts[&part_of(s)].binary_search(&s).is_ok()));

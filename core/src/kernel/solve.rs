@@ -14,7 +14,7 @@ use crate::kernel::value_table::ValueTable;
 use crate::rules::canonical::canonical;
 use crate::rules::direction::Direction;
 use crate::rules::moves::{has_exponent, Mover};
-use crate::rules::spawn::{P_FOUR, P_TWO};
+use crate::rules::spawn::SpawnRule;
 use crate::Game;
 
 /// The spawn sums of a chunk's distinct afterstates: for each afterstate
@@ -84,15 +84,15 @@ fn merge_answers(answers: Vec<Answer>) -> Option<Answer> {
 }
 
 /// The value of an afterstate with `cells` empty cells whose 2-spawns'
-/// values sum to `twos` and 4-spawns' to `fours`: a 2 (probability 0.9) or a
-/// 4 (0.1) lands on a uniformly random empty cell. The one formula of the
+/// values sum to `twos` and 4-spawns' to `fours`: a 2 or a 4, with the chances
+/// of `rule`, lands on a uniformly random empty cell. The one formula of the
 /// solve and of `query`. Averaging over the cells first keeps a certain win
-/// exactly 1 (0.9 + 0.1 is 1 in floating point; 0.9 k + 0.1 k over k need
-/// not be).
+/// exactly 1 (a rule's two chances sum to 1 in floating point, see
+/// [`SpawnRule`]; 0.9 k + 0.1 k over k need not be).
 #[inline]
-pub fn afterstate_value(twos: f64, fours: f64, cells: u32) -> f64 {
+pub fn afterstate_value(rule: &SpawnRule, twos: f64, fours: f64, cells: u32) -> f64 {
     let cells = cells as f64;
-    P_TWO * (twos / cells) + P_FOUR * (fours / cells)
+    rule.two * (twos / cells) + rule.four * (fours / cells)
 }
 
 /// Value and optimal action of each state of `states`, given the spawn sums
@@ -136,9 +136,10 @@ fn solve_by_table(
 ) -> Result<(Vec<f64>, Vec<u8>), SolveError> {
     let n = game.size();
     let mover = Mover::new(n);
+    let rule = game.spawn_rule();
     let table = ValueTable::with_capacity(sums.afterstates.len());
     for (i, &a) in sums.afterstates.iter().enumerate() {
-        let v = afterstate_value(sums.twos[i], sums.fours[i], empty_cells(a, n));
+        let v = afterstate_value(&rule, sums.twos[i], sums.fours[i], empty_cells(a, n));
         table.insert(a, game.discount * v);
     }
     let best: Vec<Result<(f64, u8), SolveError>> = states
@@ -189,6 +190,7 @@ fn solve_piece(
 ) -> Result<(Vec<f64>, Vec<u8>), SolveError> {
     let n = game.size();
     let mover = Mover::new(n);
+    let rule = game.spawn_rule();
     // Each move's value; NaN marks an illegal move.
     let q: Vec<AtomicU64> = (0..4 * states.len())
         .into_par_iter()
@@ -244,7 +246,7 @@ fn solve_piece(
                     state: states[(pairs[start] as u32 as usize) / 4],
                 });
             }
-            let v = afterstate_value(sums.twos[c], sums.fours[c], empty_cells(a, n));
+            let v = afterstate_value(&rule, sums.twos[c], sums.fours[c], empty_cells(a, n));
             let bits = (game.discount * v).to_bits();
             for &p in &pairs[start..end] {
                 q[p as u32 as usize].store(bits, Relaxed);
@@ -309,7 +311,8 @@ pub fn action_values<E>(
             let a = canonical(t, n);
             let twos = Spawned::new(n, mover, a, 1).sum(mover, &mut value)?;
             let fours = Spawned::new(n, mover, a, 2).sum(mover, &mut value)?;
-            Some(game.discount * afterstate_value(twos, fours, empty_cells(a, n)))
+            let rule = game.spawn_rule();
+            Some(game.discount * afterstate_value(&rule, twos, fours, empty_cells(a, n)))
         };
     }
     Ok(out)
@@ -435,9 +438,16 @@ mod tests {
 
     #[test]
     fn a_certain_win_stays_exactly_one() {
-        for cells in 1..=16u32 {
-            let k = cells as f64;
-            assert_eq!(afterstate_value(k, k, cells), 1.0, "{cells} cells");
+        for m in [100_000, 0, 1_000_000, 300_000, 123_457] {
+            let rule = SpawnRule::new(m);
+            for cells in 1..=16u32 {
+                let k = cells as f64;
+                assert_eq!(
+                    afterstate_value(&rule, k, k, cells),
+                    1.0,
+                    "{cells} cells, {m}"
+                );
+            }
         }
     }
 

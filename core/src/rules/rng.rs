@@ -12,25 +12,41 @@
 //!   (`(bits * k) >> 64`).
 //! - [`SeededRng::spawn`] draws the empty cell first (`below(empty cells)`,
 //!   cells in increasing nybble order), then the tile: a 4 when the top 53
-//!   bits of the next draw, as a fraction of `2^53`, are below
-//!   [`P_FOUR`], else a 2.
+//!   bits of the next draw, as a fraction of `2^53`, are below the rule's
+//!   chance of a 4 ([`SpawnRule::four`]; 0.1 unless
+//!   [`SeededRng::with_rule`] gives another), else a 2.
 
-use crate::rules::spawn::{empty_bits, P_FOUR};
+use crate::rules::spawn::{empty_bits, SpawnRule};
 
-/// A splitmix64 generator (see the module docs for the exact algorithm).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SeededRng(u64);
+/// A splitmix64 generator with the spawn rule it places tiles by (see the
+/// module docs for the exact algorithm).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SeededRng {
+    state: u64,
+    four: f64,
+}
 
 impl SeededRng {
-    /// A generator from a seed.
+    /// A generator from a seed, placing tiles by the standard rule.
     pub fn new(seed: u64) -> SeededRng {
-        SeededRng(seed)
+        SeededRng {
+            state: seed,
+            four: SpawnRule::standard().four,
+        }
+    }
+
+    /// This generator placing tiles by `rule` instead.
+    pub fn with_rule(self, rule: &SpawnRule) -> SeededRng {
+        SeededRng {
+            four: rule.four,
+            ..self
+        }
     }
 
     /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        crate::space::ids::mix(self.0.wrapping_sub(0x9E37_79B9_7F4A_7C15))
+        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        crate::space::ids::mix(self.state.wrapping_sub(0x9E37_79B9_7F4A_7C15))
     }
 
     /// A uniform integer below `k` (`k` > 0).
@@ -39,7 +55,7 @@ impl SeededRng {
     }
 
     /// Place a tile by the spawn rule: uniform empty cell of the `n x n`
-    /// block, 4 with probability 0.1. `x` must have an empty cell.
+    /// block, 4 with the rule's probability. `x` must have an empty cell.
     pub fn spawn(&mut self, x: u64, n: usize) -> u64 {
         let mut empties = empty_bits(x, n);
         let k = empties.count_ones() as u64;
@@ -47,7 +63,7 @@ impl SeededRng {
             empties &= empties - 1;
         }
         let cell = empties.trailing_zeros();
-        let four = ((self.next_u64() >> 11) as f64 / (1u64 << 53) as f64) < P_FOUR;
+        let four = ((self.next_u64() >> 11) as f64 / (1u64 << 53) as f64) < self.four;
         x | ((if four { 2u64 } else { 1 }) << cell)
     }
 
@@ -74,8 +90,16 @@ mod tests {
 
     #[test]
     fn spawns_fill_empty_cells_with_the_right_odds() {
-        for n in 2..=4 {
-            let mut rng = SeededRng::new(7 + n as u64);
+        for (n, m) in [
+            (2, 100_000),
+            (3, 100_000),
+            (4, 100_000),
+            (3, 500_000),
+            (4, 0),
+            (2, 1_000_000),
+        ] {
+            let rule = SpawnRule::new(m);
+            let mut rng = SeededRng::new(7 + n as u64).with_rule(&rule);
             let mut fours = 0;
             let draws = 20_000;
             for _ in 0..draws {
@@ -91,7 +115,10 @@ mod tests {
                 }
             }
             let share = fours as f64 / draws as f64;
-            assert!((share - P_FOUR).abs() < 0.01, "n={n} share of 4s {share}");
+            assert!(
+                (share - rule.four).abs() < 0.01,
+                "n={n} m={m} share of 4s {share}"
+            );
         }
     }
 

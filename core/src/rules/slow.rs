@@ -164,9 +164,10 @@ pub fn is_won(x: u64, n: usize, target_exp: u8) -> bool {
     to_grid(x, n).iter().flatten().any(|&e| e == target_exp)
 }
 
-/// Every placement of a 2 (p 0.9) or 4 (p 0.1) in an empty cell, each with its
-/// probability, empty cells in row-major order.
-pub fn spawns(x: u64, n: usize) -> Vec<(u64, f64)> {
+/// Every placement of a 2 (probability `1 - four`) or a 4 (probability
+/// `four`) in an empty cell, each with its probability, empty cells in
+/// row-major order; placements of probability 0 are left out.
+pub fn spawns(x: u64, n: usize, four: f64) -> Vec<(u64, f64)> {
     let grid = to_grid(x, n);
     let empty: Vec<(usize, usize)> = (0..n)
         .flat_map(|r| (0..n).map(move |c| (r, c)))
@@ -175,7 +176,10 @@ pub fn spawns(x: u64, n: usize) -> Vec<(u64, f64)> {
     let k = empty.len() as f64;
     let mut out = Vec::new();
     for &(r, c) in &empty {
-        for (e, p) in [(1u8, 0.9), (2u8, 0.1)] {
+        for (e, p) in [(1u8, 1.0 - four), (2u8, four)] {
+            if p == 0.0 {
+                continue;
+            }
             let mut g = grid.clone();
             g[r][c] = e;
             out.push((from_grid(&g), p / k));
@@ -185,11 +189,11 @@ pub fn spawns(x: u64, n: usize) -> Vec<(u64, f64)> {
 }
 
 /// The start distribution: two tiles placed on the empty board, as canonical
-/// boards with their probabilities.
-pub fn starts(n: usize) -> BTreeMap<u64, f64> {
+/// boards with their probabilities (a 4 with probability `four`).
+pub fn starts(n: usize, four: f64) -> BTreeMap<u64, f64> {
     let mut out = BTreeMap::new();
-    for (one, p1) in spawns(0, n) {
-        for (two, p2) in spawns(one, n) {
+    for (one, p1) in spawns(0, n, four) {
+        for (two, p2) in spawns(one, n, four) {
             *out.entry(canonical(two, n)).or_insert(0.0) += p1 * p2;
         }
     }
@@ -211,11 +215,13 @@ pub fn max_exp(x: u64, n: usize) -> u8 {
     to_grid(x, n).iter().flatten().copied().max().unwrap_or(0)
 }
 
-/// Every non-terminal canonical state reachable in `game`, grouped by
+/// Every non-terminal canonical state reachable in `game` (by spawns of
+/// probability above 0), grouped by
 /// `(tile sum, max exponent)`, by plain breadth-first search. Small games only.
 pub fn enumerate(game: &Game) -> BTreeMap<(u32, u8), BTreeSet<u64>> {
     let n = game.size();
-    let mut seen: BTreeSet<u64> = starts(n).keys().copied().collect();
+    let four = game.four_probability();
+    let mut seen: BTreeSet<u64> = starts(n, four).keys().copied().collect();
     let mut frontier: Vec<u64> = seen.iter().copied().collect();
     while let Some(s) = frontier.pop() {
         for d in Direction::ALL {
@@ -223,7 +229,7 @@ pub fn enumerate(game: &Game) -> BTreeMap<(u32, u8), BTreeSet<u64>> {
             if t == s || is_won(t, n, game.target_exp) {
                 continue;
             }
-            for (next, _) in spawns(t, n) {
+            for (next, _) in spawns(t, n, four) {
                 if is_lost(next, n) {
                     continue;
                 }
@@ -262,7 +268,7 @@ pub fn solve(game: &Game) -> HashMap<u64, f64> {
             let q = if is_won(t, n, game.target_exp) {
                 1.0
             } else {
-                spawns(t, n)
+                spawns(t, n, game.four_probability())
                     .into_iter()
                     .map(|(next, p)| {
                         if is_lost(next, n) {

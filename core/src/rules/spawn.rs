@@ -12,10 +12,77 @@ use crate::rules::board::{block_mask, occupied_bits, LOW_BITS};
 use crate::rules::canonical::{canonical, images};
 use crate::rules::row_tables::Tables;
 
-/// Probability that a spawned tile is a 2 (exponent 1); a 4 otherwise.
-pub const P_TWO: f64 = 0.9;
-/// Probability that a spawned tile is a 4 (exponent 2).
-pub const P_FOUR: f64 = 0.1;
+/// The spawn rule: a spawned tile is a 4 (exponent 2) with probability
+/// `four` and a 2 (exponent 1) otherwise, on a uniformly random empty cell.
+///
+/// The chances are kept as the reduced fraction `four_weight / (two_weight +
+/// four_weight)` (the standard rule is 1/10: weights 9 and 1), so that the
+/// start distribution's weights are integers and `two` and `four` are the
+/// correctly rounded values of the fraction.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SpawnRule {
+    /// Probability that a spawned tile is a 2.
+    pub two: f64,
+    /// Probability that a spawned tile is a 4.
+    pub four: f64,
+    /// A 2's integer weight.
+    pub two_weight: u64,
+    /// A 4's integer weight.
+    pub four_weight: u64,
+}
+
+impl SpawnRule {
+    /// The standard rule's chance of a 4 (0.1), in millionths.
+    pub const STANDARD_FOURS_PER_MILLION: u32 = 100_000;
+
+    /// The rule with a 4 spawned with probability `fours_per_million` / 10^6
+    /// (at most 10^6).
+    pub fn new(fours_per_million: u32) -> SpawnRule {
+        let four = fours_per_million.min(1_000_000) as u64;
+        let two = 1_000_000 - four;
+        let g = gcd(two, four);
+        let (two_weight, four_weight) = (two / g, four / g);
+        let total = (two_weight + four_weight) as f64;
+        SpawnRule {
+            two: two_weight as f64 / total,
+            four: four_weight as f64 / total,
+            two_weight,
+            four_weight,
+        }
+    }
+
+    /// The standard rule: a 2 with probability 0.9, a 4 with 0.1.
+    pub fn standard() -> SpawnRule {
+        SpawnRule::new(SpawnRule::STANDARD_FOURS_PER_MILLION)
+    }
+
+    /// Probability of a tile of exponent `tile` (1 for a 2, 2 for a 4).
+    #[inline]
+    pub fn chance(&self, tile: u8) -> f64 {
+        if tile == 1 {
+            self.two
+        } else {
+            self.four
+        }
+    }
+
+    /// Integer weight of a tile of exponent `tile` (1 for a 2, 2 for a 4).
+    fn weight(&self, tile: u8) -> u64 {
+        if tile == 1 {
+            self.two_weight
+        } else {
+            self.four_weight
+        }
+    }
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
 
 /// Bits (lowest of each nybble) of the empty cells of the `n x n` block.
 #[inline(always)]
@@ -74,30 +141,37 @@ pub struct Starts {
 }
 
 impl Starts {
-    /// The start distribution of the `n x n` game.
-    pub fn new(n: usize) -> Starts {
-        Starts::of(n, |board| canonical(board, n))
+    /// The start distribution of the `n x n` game under `rule`.
+    pub fn new(n: usize, rule: &SpawnRule) -> Starts {
+        Starts::of(n, rule, |board| canonical(board, n))
     }
 
     /// The start distribution over boards as they lie (not canonical): what
     /// a player that is not symmetric starts from.
-    pub fn actual(n: usize) -> Starts {
-        Starts::of(n, |board| board)
+    pub fn actual(n: usize, rule: &SpawnRule) -> Starts {
+        Starts::of(n, rule, |board| board)
     }
 
     /// The start distribution with each start board keyed by `key(board)`.
-    fn of(n: usize, key: impl Fn(u64) -> u64) -> Starts {
+    /// Boards of probability 0 (a 4 when the rule spawns none, or a 2) are
+    /// left out.
+    fn of(n: usize, rule: &SpawnRule, key: impl Fn(u64) -> u64) -> Starts {
         let cells: Vec<u32> = (0..n)
             .flat_map(|r| (0..n).map(move |c| (16 * r + 4 * c) as u32))
             .collect();
-        // A 2 has weight 9 and a 4 weight 1 (0.9 and 0.1); each ordered pair of
-        // distinct cells is equally likely.
+        // A tile has its rule's integer weight (9 and 1 for 0.9 and 0.1);
+        // each ordered pair of distinct cells is equally likely.
+        let tiles: Vec<(u64, u64)> = [1u8, 2]
+            .into_iter()
+            .map(|e| (e as u64, rule.weight(e)))
+            .filter(|&(_, w)| w > 0)
+            .collect();
         let mut weights = BTreeMap::new();
         let mut denominator = 0;
         for &a in &cells {
-            for (ea, wa) in [(1u64, 9u64), (2, 1)] {
+            for &(ea, wa) in &tiles {
                 for &b in cells.iter().filter(|&&b| b != a) {
-                    for (eb, wb) in [(1u64, 9u64), (2, 1)] {
+                    for &(eb, wb) in &tiles {
                         let board = (ea << a) | (eb << b);
                         *weights.entry(key(board)).or_insert(0) += wa * wb;
                         denominator += wa * wb;
@@ -159,7 +233,7 @@ mod tests {
                     fast.push(two);
                     fast.push(four);
                 });
-                let slow: Vec<u64> = slow::spawns(t, n)
+                let slow: Vec<u64> = slow::spawns(t, n, 0.1)
                     .into_iter()
                     .map(|(b, _)| slow::canonical(b, n))
                     .collect();
@@ -191,19 +265,47 @@ mod tests {
         }
     }
 
+    /// The rules the tests try: the standard one, none or only 4s, even
+    /// chances and a fine-grained one.
+    fn rules() -> Vec<(f64, SpawnRule)> {
+        [100_000, 0, 1_000_000, 500_000, 123_457]
+            .into_iter()
+            .map(|m| (m as f64 / 1e6, SpawnRule::new(m)))
+            .collect()
+    }
+
+    #[test]
+    fn a_rule_is_its_fraction_and_its_chances_sum_to_one() {
+        let standard = SpawnRule::standard();
+        assert_eq!((standard.two, standard.four), (0.9, 0.1));
+        assert_eq!((standard.two_weight, standard.four_weight), (9, 1));
+        assert_eq!(SpawnRule::new(0).four_weight, 0);
+        assert_eq!(SpawnRule::new(1_000_000).two_weight, 0);
+        assert_eq!(SpawnRule::new(250_000).two_weight, 3);
+        // A certain win stays exactly 1 through the solve's formula for
+        // every rule a game can have.
+        for m in 0..=1_000_000 {
+            let r = SpawnRule::new(m);
+            assert_eq!(r.two + r.four, 1.0, "{m} fours a million");
+        }
+    }
+
     #[test]
     fn starts_match_slow_and_sum_to_one() {
-        for n in 2..=4 {
-            let fast = Starts::new(n);
-            let slow = slow::starts(n);
-            assert_eq!(
-                fast.weights.keys().collect::<Vec<_>>(),
-                slow.keys().collect::<Vec<_>>()
-            );
-            for (&k, p) in &slow {
-                assert!((p - fast.probability(k)).abs() < 1e-15);
+        for (p, rule) in rules() {
+            for n in 2..=4 {
+                let fast = Starts::new(n, &rule);
+                let slow = slow::starts(n, p);
+                assert_eq!(
+                    fast.weights.keys().collect::<Vec<_>>(),
+                    slow.keys().collect::<Vec<_>>(),
+                    "p={p}"
+                );
+                for (&k, q) in &slow {
+                    assert!((q - fast.probability(k)).abs() < 1e-15);
+                }
+                assert_eq!(fast.expect(|_| 1.0), 1.0);
             }
-            assert_eq!(fast.expect(|_| 1.0), 1.0);
         }
     }
 
@@ -212,29 +314,31 @@ mod tests {
     /// give the canonical starts back.
     #[test]
     fn actual_starts_are_two_spawns_on_the_empty_board() {
-        for n in 2..=4 {
-            let actual = Starts::actual(n);
-            let mut want: BTreeMap<u64, f64> = BTreeMap::new();
-            for (one, p1) in slow::spawns(0, n) {
-                for (two, p2) in slow::spawns(one, n) {
-                    *want.entry(two).or_default() += p1 * p2;
+        for (p, rule) in rules() {
+            for n in 2..=4 {
+                let actual = Starts::actual(n, &rule);
+                let mut want: BTreeMap<u64, f64> = BTreeMap::new();
+                for (one, p1) in slow::spawns(0, n, p) {
+                    for (two, p2) in slow::spawns(one, n, p) {
+                        *want.entry(two).or_default() += p1 * p2;
+                    }
                 }
+                assert_eq!(
+                    actual.weights.keys().collect::<Vec<_>>(),
+                    want.keys().collect::<Vec<_>>()
+                );
+                let mut folded: BTreeMap<u64, f64> = BTreeMap::new();
+                for (&b, q) in &want {
+                    assert!((q - actual.probability(b)).abs() < 1e-15);
+                    *folded.entry(canonical(b, n)).or_default() += q;
+                }
+                let canon = Starts::new(n, &rule);
+                for (&b, q) in &folded {
+                    assert!((q - canon.probability(b)).abs() < 1e-15);
+                }
+                assert_eq!(actual.denominator, canon.denominator);
+                assert_eq!(actual.expect(|_| 1.0), 1.0);
             }
-            assert_eq!(
-                actual.weights.keys().collect::<Vec<_>>(),
-                want.keys().collect::<Vec<_>>()
-            );
-            let mut folded: BTreeMap<u64, f64> = BTreeMap::new();
-            for (&b, p) in &want {
-                assert!((p - actual.probability(b)).abs() < 1e-15);
-                *folded.entry(canonical(b, n)).or_default() += p;
-            }
-            let canon = Starts::new(n);
-            for (&b, p) in &folded {
-                assert!((p - canon.probability(b)).abs() < 1e-15);
-            }
-            assert_eq!(actual.denominator, canon.denominator);
-            assert_eq!(actual.expect(|_| 1.0), 1.0);
         }
     }
 }

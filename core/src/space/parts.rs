@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use crate::rules::board::Board;
 use crate::rules::spawn::Starts;
 use crate::space::ids::PartId;
+use crate::Game;
 
 /// The part a state is in: its tile sum and largest exponent.
 pub fn part_of(state: u64) -> PartId {
@@ -46,12 +47,12 @@ pub fn successor_parts(part: PartId) -> Vec<PartId> {
     out
 }
 
-/// The canonical start states of the `n x n` game by part, each sorted.
-pub fn start_parts(n: usize) -> BTreeMap<PartId, Vec<u64>> {
+/// The canonical start states of `game` by part, each sorted.
+pub fn start_parts(game: &Game) -> BTreeMap<PartId, Vec<u64>> {
     let mut out: BTreeMap<PartId, Vec<u64>> = BTreeMap::new();
     // The weights are keyed in increasing state order, so each part's list
     // is sorted.
-    for &s in Starts::new(n).weights.keys() {
+    for &s in Starts::new(game.size(), &game.spawn_rule()).weights.keys() {
         out.entry(part_of(s)).or_default().push(s);
     }
     out
@@ -122,7 +123,7 @@ mod tests {
                     if t == s {
                         continue;
                     }
-                    for (succ, _) in crate::rules::slow::spawns(t, 3) {
+                    for (succ, _) in crate::rules::slow::spawns(t, 3, 0.1) {
                         assert!(named.contains(&part_of(succ)), "{s:#x} -> {succ:#x}");
                         checked += 1;
                     }
@@ -130,7 +131,7 @@ mod tests {
             }
         }
         assert!(checked > 100_000, "{checked}");
-        let starts = start_parts(3);
+        let starts = start_parts(&crate::Game::new(3, 64, 1.0).unwrap());
         assert_eq!(
             starts.keys().copied().collect::<Vec<_>>(),
             [p(4, 1), p(6, 2), p(8, 2)]

@@ -45,6 +45,63 @@ fn small_games_match_slow_reference_exactly() {
     }
 }
 
+/// Another chance of a 4: the same states when both tiles can spawn; with
+/// only 2s or only 4s the fast enumeration still follows every spawn from
+/// the starts the rule makes (a superset of the states the rule reaches),
+/// and the values of the reachable ones are the slow reference's.
+#[test]
+fn other_spawn_rules_match_slow_reference() {
+    for (n, target) in [(2, 16), (2, 32), (3, 16)] {
+        for p in [0.0, 0.25, 0.5, 0.9, 1.0] {
+            let game = Game::new(n, target, 1.0)
+                .unwrap()
+                .with_four_probability(p)
+                .unwrap();
+            let fast = solve_in_memory(&game);
+            let slow_parts = slow::enumerate(&game);
+            let slow_values = slow::solve(&game);
+            let mut slow_count = 0;
+            for ((sum, max_exp), states) in &slow_parts {
+                let part = fast
+                    .parts
+                    .iter()
+                    .find(|(q, _)| q.sum == *sum && q.max_exp == *max_exp)
+                    .map(|(_, s)| s)
+                    .unwrap_or_else(|| panic!("{}: no part ({sum}, {max_exp})", game.name()));
+                for s in states {
+                    assert!(
+                        part.binary_search(s).is_ok(),
+                        "{} lacks {s:#x}",
+                        game.name()
+                    );
+                    let v = fast.values[s];
+                    assert!(
+                        (v - slow_values[s]).abs() < 1e-12,
+                        "{} state {s:#x}: {v} vs {}",
+                        game.name(),
+                        slow_values[s]
+                    );
+                }
+                slow_count += states.len();
+            }
+            let fast_count: usize = fast.parts.values().map(Vec::len).sum();
+            if p > 0.0 && p < 1.0 {
+                assert_eq!(fast_count, slow_count, "{}", game.name());
+            }
+            let slow_start: f64 = slow::starts(n as usize, p)
+                .iter()
+                .map(|(s, q)| q * slow_values[s])
+                .sum();
+            assert!(
+                (fast.start_value - slow_start).abs() < 1e-12,
+                "{}: {} vs {slow_start}",
+                game.name(),
+                fast.start_value
+            );
+        }
+    }
+}
+
 #[test]
 fn counts_and_values_match_published_small() {
     for (n, target, value) in [

@@ -9,7 +9,14 @@ use solve2048_players::player::legal_moves;
 use solve2048_players::{parse, simulate, slow_win_probability, NotExact, Parsed, Player};
 
 fn build(spec: &str, n: usize, seed: u64) -> Box<dyn Player> {
-    match parse(spec, n, seed).unwrap() {
+    match parse(
+        spec,
+        n,
+        &solve2048_core::rules::spawn::SpawnRule::standard(),
+        seed,
+    )
+    .unwrap()
+    {
         Parsed::Player(p) => p,
         Parsed::Optimal => unreachable!(),
     }
@@ -24,7 +31,16 @@ fn exact_win_probabilities_agree_with_10000_seeded_games() {
             let games = 10_000;
             let mut p = build(spec, n as usize, 0);
             let won = (0..games)
-                .filter(|&s| simulate(n as usize, Some(game.target_exp), p.as_mut(), s).won())
+                .filter(|&s| {
+                    simulate(
+                        n as usize,
+                        Some(game.target_exp),
+                        &game.spawn_rule(),
+                        p.as_mut(),
+                        s,
+                    )
+                    .won()
+                })
                 .count();
             let rate = won as f64 / games as f64;
             let se = (exact * (1.0 - exact) / games as f64).sqrt();
@@ -60,7 +76,7 @@ impl Optimal {
         if slow::is_won(after, self.n, self.game.target_exp) {
             return 1.0;
         }
-        slow::spawns(after, self.n)
+        slow::spawns(after, self.n, self.game.four_probability())
             .into_iter()
             .map(|(next, p)| {
                 if slow::is_lost(next, self.n) {

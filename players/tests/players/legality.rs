@@ -22,7 +22,14 @@ const SPECS: &[&str] = &[
 ];
 
 fn build(spec: &str, n: usize, seed: u64) -> Box<dyn Player> {
-    match parse(spec, n, seed).unwrap() {
+    match parse(
+        spec,
+        n,
+        &solve2048_core::rules::spawn::SpawnRule::standard(),
+        seed,
+    )
+    .unwrap()
+    {
         Parsed::Player(p) => p,
         Parsed::Optimal => unreachable!(),
     }
@@ -127,8 +134,20 @@ fn a_seed_gives_the_same_moves_and_games() {
             let mb: Vec<_> = boards.iter().map(|&x| b.choose(x)).collect();
             assert_eq!(ma, mb, "{spec} n={n}");
             // A game depends on its seed only, not on the player's history.
-            let ga = simulate(n, None, a.as_mut(), 3);
-            let gb = simulate(n, None, build(spec, n, 1).as_mut(), 3);
+            let ga = simulate(
+                n,
+                None,
+                &solve2048_core::rules::spawn::SpawnRule::standard(),
+                a.as_mut(),
+                3,
+            );
+            let gb = simulate(
+                n,
+                None,
+                &solve2048_core::rules::spawn::SpawnRule::standard(),
+                build(spec, n, 1).as_mut(),
+                3,
+            );
             assert_eq!(ga.steps, gb.steps, "{spec} n={n}");
             assert_eq!(ga.score, gb.score);
         }
@@ -151,7 +170,11 @@ fn an_ntuple_file_for_another_board_is_refused() {
     let path = dir.path().join("w");
     Network::new(TupleSpec::default_for(3)).save(&path).unwrap();
     let spec = PlayerSpec::parse(&format!("ntuple:{}", path.display())).unwrap();
-    let e = spec.build(4, 0).err().unwrap().to_string();
+    let e = spec
+        .build(4, &solve2048_core::rules::spawn::SpawnRule::standard(), 0)
+        .err()
+        .unwrap()
+        .to_string();
     assert!(e.contains("is for 3x3, not 4x4"), "{e}");
     let net = Arc::new(Network::load_for(&path, 3).unwrap());
     let mut p = NTuplePlayer::new(net, "n".into());

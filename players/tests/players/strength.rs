@@ -3,7 +3,14 @@
 use solve2048_players::{parse, simulate, summary, Parsed, Player};
 
 fn build(spec: &str, n: usize) -> Box<dyn Player> {
-    match parse(spec, n, 0).unwrap() {
+    match parse(
+        spec,
+        n,
+        &solve2048_core::rules::spawn::SpawnRule::standard(),
+        0,
+    )
+    .unwrap()
+    {
         Parsed::Player(p) => p,
         Parsed::Optimal => unreachable!(),
     }
@@ -12,7 +19,15 @@ fn build(spec: &str, n: usize) -> Box<dyn Player> {
 fn mean_score(spec: &str, n: usize, games: u64) -> f64 {
     let mut p = build(spec, n);
     let records: Vec<_> = (0..games)
-        .map(|s| simulate(n, None, p.as_mut(), s))
+        .map(|s| {
+            simulate(
+                n,
+                None,
+                &solve2048_core::rules::spawn::SpawnRule::standard(),
+                p.as_mut(),
+                s,
+            )
+        })
         .collect();
     summary(&records).mean_score
 }
@@ -49,7 +64,16 @@ fn shipped_networks_load_and_play() {
     let net3 = dir.join("3x3-pentomino.weights");
     let mut p = build(&format!("ntuple:{}", net3.display()), 3);
     let won = (0..400)
-        .filter(|&s| simulate(3, Some(9), p.as_mut(), s).won())
+        .filter(|&s| {
+            simulate(
+                3,
+                Some(9),
+                &solve2048_core::rules::spawn::SpawnRule::standard(),
+                p.as_mut(),
+                s,
+            )
+            .won()
+        })
         .count();
     assert!(won > 120, "3x3 to 512: won {won} of 400");
     let net4 = dir.join("4x4-rows-squares.weights");

@@ -98,10 +98,10 @@ impl Run<'_> {
     /// (a player that is not symmetric plays differently on the images of
     /// a board).
     pub(super) fn starts(&self) -> Starts {
-        let n = self.job.game.size();
+        let (n, rule) = (self.job.game.size(), self.job.game.spawn_rule());
         match self.evaluator {
-            None => Starts::new(n),
-            Some(_) => Starts::actual(n),
+            None => Starts::new(n, &rule),
+            Some(_) => Starts::actual(n, &rule),
         }
     }
 

@@ -153,7 +153,7 @@ impl ChunkHeader {
         h.extend_from_slice(&self.id.part.sum.to_le_bytes());
         h.extend_from_slice(&self.id.group.to_le_bytes());
         h.extend_from_slice(&self.id.index.to_le_bytes());
-        h.extend_from_slice(&[0; 4]);
+        h.extend_from_slice(&fours_field(self.game.fours_per_million).to_le_bytes());
         h.extend_from_slice(&self.count.to_le_bytes());
         h.extend_from_slice(&(payload.len() as u64).to_le_bytes());
         h.extend_from_slice(&xxh3_64(payload).to_le_bytes());
@@ -205,6 +205,9 @@ impl ChunkHeader {
                 n: bytes[11],
                 target_exp: bytes[12],
                 discount: f64::from_bits(u64_at(16)),
+                fours_per_million: (u32_at(36) as i32)
+                    .wrapping_add(STANDARD_FOURS as i32)
+                    .clamp(0, 1_000_000) as u32,
             },
             id: ChunkId {
                 part: crate::space::ids::PartId {
@@ -224,7 +227,8 @@ impl ChunkHeader {
     pub(crate) fn check(&self, found: &ChunkHeader) -> Result<(), FormatError> {
         let same_game = self.game.n == found.game.n
             && self.game.target_exp == found.game.target_exp
-            && self.game.discount.to_bits() == found.game.discount.to_bits();
+            && self.game.discount.to_bits() == found.game.discount.to_bits()
+            && self.game.fours_per_million == found.game.fours_per_million;
         let count_ok = self.count == u64::MAX || self.count == found.count;
         if self.kind != found.kind || !same_game || self.id != found.id || !count_ok {
             return Err(FormatError::Identity {
@@ -234,6 +238,16 @@ impl ChunkHeader {
         }
         Ok(())
     }
+}
+
+/// The standard rule's chance of a 4, in millionths.
+const STANDARD_FOURS: u32 = crate::rules::spawn::SpawnRule::STANDARD_FOURS_PER_MILLION;
+
+/// The header field of a chance of a 4 (in millionths): its difference from
+/// the standard rule's, so a standard game's header is as it was before the
+/// field existed.
+fn fours_field(fours_per_million: u32) -> i32 {
+    fours_per_million as i32 - STANDARD_FOURS as i32
 }
 
 /// The compressed checksum of a finished chunk file (its payload checksum),

@@ -361,6 +361,23 @@ mod tests {
             decode_keys(&bytes, &other),
             Err(FormatError::Identity { .. })
         ));
+        // A standard game's header has its bytes as before the spawn rule
+        // had a field; a game of another rule is told apart both ways.
+        assert_eq!(bytes[36..40], [0; 4]);
+        for m in [0, 500_000, 1_000_000] {
+            let mut other = h;
+            other.game = h.game.with_four_probability(m as f64 / 1e6).unwrap();
+            assert!(matches!(
+                decode_keys(&bytes, &other),
+                Err(FormatError::Identity { .. })
+            ));
+            let theirs = encode_keys(&other, &[5, 6, 9], 3);
+            assert_eq!(decode_keys(&theirs, &other).unwrap(), [5, 6, 9]);
+            assert!(matches!(
+                decode_keys(&theirs, &h),
+                Err(FormatError::Identity { .. })
+            ));
+        }
         let mut other = h;
         other.id.index = 2;
         assert!(matches!(

@@ -14,7 +14,8 @@
 //!     24    4  tile sum of the part
 //!     28    4  group
 //!     32    4  chunk index (runs: source chunk's position in its layer)
-//!     36    4  zero
+//!     36    4  chance of a 4 in millionths less the standard 100,000 (i32;
+//!                  0 for the standard rule, as in files from before the field)
 //!     40    8  element count
 //!     48    8  payload length in bytes
 //!     56    8  xxh3-64 of the payload

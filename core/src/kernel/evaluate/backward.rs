@@ -111,6 +111,7 @@ pub fn solve_under(
     let n = game.size();
     let mover = Mover::new(n);
     let gamma = game.discount;
+    let rule = game.spawn_rule();
     // The discount times an afterstate's value from `sums`.
     let worth = |sums: &SpawnSums, s: u64, t: u64| -> Result<f64, SolveError> {
         let i = sums
@@ -120,7 +121,7 @@ pub fn solve_under(
                 afterstate: t,
                 state: s,
             })?;
-        Ok(gamma * afterstate_value(sums.twos[i], sums.fours[i], empty_cells(t, n)))
+        Ok(gamma * afterstate_value(&rule, sums.twos[i], sums.fours[i], empty_cells(t, n)))
     };
     let each: Vec<Result<(f64, u8, f64), EvaluateError>> = (0..states.len())
         .into_par_iter()

@@ -22,7 +22,7 @@ use crate::kernel::enumerate::{
 use crate::kernel::gather::empty_cells;
 use crate::rules::direction::Direction;
 use crate::rules::moves::{has_exponent, Mover};
-use crate::rules::spawn::{empty_bits, Starts, P_FOUR, P_TWO};
+use crate::rules::spawn::{empty_bits, SpawnRule, Starts};
 use crate::space::ids::{spawn_group, PartId};
 use crate::space::parts::successor_part;
 use crate::Game;
@@ -36,15 +36,17 @@ const PUSH_SLICE: usize = 1 << 16;
 /// what the layers below pushed to the chunk's group.
 pub struct Reach<'a> {
     n: usize,
+    rule: SpawnRule,
     states: &'a [u64],
     reach: Vec<f64>,
 }
 
 impl<'a> Reach<'a> {
-    /// Nothing reached yet, for the boards `states` of an `n` x `n` game.
-    pub fn new(n: usize, states: &'a [u64]) -> Reach<'a> {
+    /// Nothing reached yet, for the boards `states` of `game`.
+    pub fn new(game: &Game, states: &'a [u64]) -> Reach<'a> {
         Reach {
-            n,
+            n: game.size(),
+            rule: game.spawn_rule(),
             states,
             reach: vec![0.0; states.len()],
         }
@@ -76,7 +78,7 @@ impl<'a> Reach<'a> {
             return Ok(());
         };
         let (n, states) = (self.n, self.states);
-        let p_tile = if tile == 1 { P_TWO } else { P_FOUR };
+        let p_tile = self.rule.chance(tile);
         for (ks, ms) in keys.chunks(PUSH_SLICE).zip(masses.chunks(PUSH_SLICE)) {
             // Found in parallel, in order; added in that order.
             let adds: Vec<(usize, f64)> = ks

@@ -44,7 +44,7 @@ fn slow_value(game: &Game, play: Play, memo: &mut HashMap<u64, f64>, board: u64)
             let q = if crate::rules::moves::has_exponent(after, game.target_exp) {
                 1.0
             } else {
-                crate::rules::slow::spawns(after, n)
+                crate::rules::slow::spawns(after, n, game.four_probability())
                     .into_iter()
                     .map(|(b, pb)| pb * slow_value(game, play, memo, b))
                     .sum()
@@ -79,7 +79,7 @@ fn evaluate(game: &Game, play: Play) -> Evaluated {
         .unwrap();
         best_action(&q).unwrap().1
     };
-    let starts = Starts::actual(n);
+    let starts = Starts::actual(n, &game.spawn_rule());
     // Forward: part by part, runs in, successors and pushes out.
     let mut runs: BTreeMap<PartId, Vec<u64>> = BTreeMap::new();
     for &s in starts.weights.keys() {
@@ -93,7 +93,7 @@ fn evaluate(game: &Game, play: Play) -> Evaluated {
     while let Some((part, mut states)) = runs.pop_first() {
         states.sort_unstable();
         states.dedup();
-        let mut reach = Reach::new(n, &states);
+        let mut reach = Reach::new(game, &states);
         reach.add_starts(&starts);
         for (tile, keys, masses) in pushes.get(&part).into_iter().flatten() {
             reach.add_pushes(*tile, keys, masses).unwrap();
@@ -258,7 +258,7 @@ fn values_match_a_slow_recursion_and_losses_add_up_to_the_gap() {
             let got = evaluate(&game, play.as_ref());
             let mut memo = HashMap::new();
             let mut want = 0.0;
-            let starts = Starts::actual(n as usize);
+            let starts = Starts::actual(n as usize, &game.spawn_rule());
             for (&s, &w) in &starts.weights {
                 let v = slow_value(&game, play.as_ref(), &mut memo, s);
                 want += w as f64 / starts.denominator as f64 * v;

@@ -73,9 +73,14 @@ impl Evaluator {
                 if !other.is_exact() {
                     return Err(player("it has no exact move distribution".into()));
                 }
-                other.build(n, 0).map_err(|e| player(e.to_string()))?;
+                let rule = job.game.spawn_rule();
+                other
+                    .build(n, &rule, 0)
+                    .map_err(|e| player(e.to_string()))?;
                 // Built once above with the same arguments.
-                Some(Box::new(move || other.build(n, 0).expect("it built")))
+                Some(Box::new(move || {
+                    other.build(n, &rule, 0).expect("it built")
+                }))
             }
         };
         Ok(Arc::new(Evaluator {

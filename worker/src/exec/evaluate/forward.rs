@@ -33,11 +33,11 @@ impl Run<'_> {
         {
             return Err(self.invalid(format!("push {} is not for this chunk's group", p.object)));
         }
-        let (n, states) = (self.job.game.size(), states.clone());
+        let (game, states) = (self.job.game, states.clone());
         let starts = (id.part.sum <= 8).then(|| self.starts());
         let (tx, mut rx) = tokio::sync::mpsc::channel::<(u8, Vec<u64>, Vec<f64>)>(2);
         let adding = tokio::task::spawn_blocking(move || {
-            let mut reach = Reach::new(n, &states);
+            let mut reach = Reach::new(&game, &states);
             if let Some(starts) = &starts {
                 reach.add_starts(starts);
             }
