@@ -6,7 +6,10 @@
 //!   `SlowOptimal` through `players::slow_win_probability`) for P = 0, 0.25,
 //!   0.5 and 1 on 2x2 to 16 and 32, and 0.25 and 0.5 on 3x3 to 64, with and
 //!   without a discount.
-//! - `evaluate` values a player under the store's rule exactly.
+//! - `evaluate` values a player under the store's rule exactly (P = 0.5, 0
+//!   and 1).
+//! - With only 4s the game to 2T has the states and value of the only-2s
+//!   game to T: only the states the rule reaches are enumerated.
 //! - `solve --json` reports the rule (and the shape and objective); the rule
 //!   is part of the game: a store of another rule is refused by `solve` and
 //!   by `play --four-probability`, and `play` plays the store's rule.
@@ -82,31 +85,61 @@ fn start_values_equal_a_slow_recursion_over_boards_as_they_lie() {
 #[test]
 fn evaluate_values_a_player_under_the_stores_rule() {
     let dir = tempfile::tempdir().unwrap();
-    let store = dir.path().join("s");
-    let game = Game::new(3, 64, 1.0)
-        .unwrap()
-        .with_four_probability(0.5)
-        .unwrap();
-    solve_json(
-        &store,
-        &[
-            "--board",
-            "3",
-            "--target",
-            "64",
-            "--four-probability",
-            "0.5",
-        ],
-    );
-    for spec in ["random", "order:LDRU"] {
-        let got = evaluate_json(&store, spec, &dir.path().join(spec), &[]);
-        let Parsed::Player(mut p) = parse(spec, 3, &game.spawn_rule(), 0).unwrap() else {
-            unreachable!()
-        };
-        let slow = slow_win_probability(&game, p.as_mut()).unwrap();
-        let value = got["value"].as_f64().unwrap();
-        assert!((value - slow).abs() < 1e-12, "{spec}: {value} vs {slow}");
-        assert_eq!(got["four_probability"].as_f64(), Some(0.5));
+    for (n, target, p) in [(3u32, 64u64, 0.5), (2, 32, 0.0), (2, 32, 1.0)] {
+        let game = Game::new(n, target, 1.0)
+            .unwrap()
+            .with_four_probability(p)
+            .unwrap();
+        let store = dir.path().join(game.name());
+        let (n_arg, t_arg, p_arg) = (n.to_string(), target.to_string(), p.to_string());
+        solve_json(
+            &store,
+            &[
+                "--board",
+                &n_arg,
+                "--target",
+                &t_arg,
+                "--four-probability",
+                &p_arg,
+            ],
+        );
+        for spec in ["random", "order:LDRU"] {
+            let out = dir.path().join(format!("{}-{spec}", game.name()));
+            let got = evaluate_json(&store, spec, &out, &[]);
+            let rule = game.spawn_rule();
+            let Parsed::Player(mut player) = parse(spec, n as usize, &rule, 0).unwrap() else {
+                unreachable!()
+            };
+            let slow = slow_win_probability(&game, player.as_mut()).unwrap();
+            let value = got["value"].as_f64().unwrap();
+            let what = format!("{spec} on {}", game.name());
+            assert!((value - slow).abs() < 1e-12, "{what}: {value} vs {slow}");
+            assert_eq!(got["four_probability"].as_f64(), Some(p), "{what}");
+        }
+    }
+}
+
+/// With only 4s every tile is doubled: the game to 2T is the only-2s game
+/// to T, state for state. The stored solves find the same number of states
+/// and the same value, and only the states the rule reaches (fewer than the
+/// standard game's).
+#[test]
+fn only_fours_to_twice_the_target_is_only_twos() {
+    let dir = tempfile::tempdir().unwrap();
+    let solve = |n: &str, target: &str, p: &str| {
+        let store = dir.path().join(format!("{n}-{target}-{p}"));
+        let args = ["--board", n, "--target", target, "--four-probability", p];
+        solve_json(&store, &[&args[..], &["--chunk-size", "2000"]].concat())
+    };
+    for (n, t, twice) in [("2", "16", "32"), ("3", "32", "64"), ("3", "64", "128")] {
+        let (twos, fours) = (solve(n, t, "0"), solve(n, twice, "1"));
+        assert_eq!(twos["states"], fours["states"], "{n}x{n} to {t}");
+        assert_eq!(twos["start_value"], fours["start_value"], "{n}x{n} to {t}");
+        let standard = solve(n, t, "0.1");
+        assert!(
+            twos["states"].as_u64() < standard["states"].as_u64(),
+            "{twos} {standard}"
+        );
     }
 }
 

@@ -12,7 +12,7 @@ use super::batch::BATCH;
 use crate::rules::canonical::canonical;
 use crate::rules::direction::Direction;
 use crate::rules::moves::{has_exponent, Mover};
-use crate::rules::spawn::{empty_bits, for_each_spawn};
+use crate::rules::spawn::{empty_bits, for_each_spawn, SpawnRule};
 use crate::space::ids::{spawn_group, PartId};
 use crate::space::parts::successor_part;
 use crate::Game;
@@ -66,7 +66,13 @@ pub fn requests(
     let slot_part = |slot: usize| successor_part(part, (slot / 2 + 1) as u8, slot % 2 == 1);
     let planned: [Option<u32>; 4] = std::array::from_fn(|slot| groups(slot_part(slot)));
     let after = afterstates(game, &Mover::new(game.size()), states);
-    file_requests(&after, part.max_exp, &planned, slot_part)
+    file_requests(
+        &after,
+        part.max_exp,
+        &game.spawn_rule(),
+        &planned,
+        slot_part,
+    )
 }
 
 /// [`enumerate`], `slice` states and afterstates at a time.
@@ -156,17 +162,19 @@ pub(crate) fn by_part(
 
 /// The requests of a chunk's distinct afterstates `after` (sorted), made
 /// from states whose largest exponent is `max_exp`: each afterstate goes to
-/// the group of each tile's part its spawns of that tile land in.
+/// the group of each tile's part its spawns of that tile land in, for each
+/// tile `rule` spawns.
 fn file_requests(
     after: &[u64],
     max_exp: u8,
+    rule: &SpawnRule,
     planned: &[Option<u32>; 4],
     slot_part: impl Fn(usize) -> PartId,
 ) -> Result<GroupedKeys, UnplannedPart> {
     let mut out: [Vec<Vec<u64>>; 4] = planned.map(|g| vec![Vec::new(); g.unwrap_or(1) as usize]);
     for &a in after {
         let grew = has_exponent(a, max_exp + 1) as usize;
-        for tile in 1..=2u8 {
+        for tile in (1..=2u8).filter(|&t| rule.spawns(t)) {
             let slot = (tile as usize - 1) * 2 + grew;
             let Some(groups) = planned[slot] else {
                 return Err(UnplannedPart(slot_part(slot)));
@@ -281,6 +289,10 @@ fn successors_of_batch(
     let tables = mover.tables();
     let mut out: [Vec<Vec<u64>>; 4] = groups.map(|g| vec![Vec::new(); g as usize]);
     let mut recent = RecentFilter::new();
+    // A tile the rule never spawns makes no successor (the test is the same
+    // for every afterstate, so the branch predictor keeps it free).
+    let rule = game.spawn_rule();
+    let (two_spawns, four_spawns) = (rule.spawns(1), rule.spawns(2));
     for &t in afterstates {
         let grew = has_exponent(t, max_exp + 1) as usize;
         let full_after = empty_bits(t, n).count_ones() == 1;
@@ -293,10 +305,10 @@ fn successors_of_batch(
         // A spawn that fills the board may leave no move: lost, absorbing,
         // not stored.
         for_each_spawn(t, n, tables, |two, four| {
-            if recent.fresh(two) && !(full_after && mover.is_lost(two)) {
+            if two_spawns && recent.fresh(two) && !(full_after && mover.is_lost(two)) {
                 out[grew][twos].push(two);
             }
-            if recent.fresh(four) && !(full_after && mover.is_lost(four)) {
+            if four_spawns && recent.fresh(four) && !(full_after && mover.is_lost(four)) {
                 out[2 + grew][fours].push(four);
             }
         });

@@ -72,7 +72,12 @@ pub fn solve(game: &Game) -> Solved {
             // A whole layer holds every group, so each tile's gather looks
             // its spawns up in the whole next layer.
             let after = kernel::afterstates(game, &mover, states);
+            // A tile the rule never spawns has no successors to look up.
+            let rule = game.spawn_rule();
             let gather = |tile: u8| {
+                if !rule.spawns(tile) {
+                    return vec![0.0; after.len()];
+                }
                 let t = tables.get(&(sum + (1 << tile))).unwrap_or(&empty);
                 kernel::gather(game, sum, tile, &after, t)
                     .expect("a whole game's layers are complete")

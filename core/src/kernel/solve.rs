@@ -37,12 +37,27 @@ pub type Answer = (Vec<u64>, Vec<f64>);
 impl SpawnSums {
     /// A chunk's spawn sums from the answers to its requests for 2s and for
     /// 4s: each answer is sorted, and together the answers of each tile must
-    /// name the same afterstates, each once (None if not). The answers are
-    /// merged k ways, not sorted again (unstable sorts, these among them,
-    /// took 4% of a profile of the backward pass of 4x4 to 32).
-    pub fn from_answers(twos: Vec<Answer>, fours: Vec<Answer>) -> Option<SpawnSums> {
-        let (afterstates, twos) = merge_answers(twos)?;
-        let (same, fours) = merge_answers(fours)?;
+    /// name the same afterstates, each once (None if not). A tile `rule`
+    /// never spawns is not asked for: it has no answers (None if it has) and
+    /// sums of 0. The answers are merged k ways, not sorted again (unstable
+    /// sorts, these among them, took 4% of a profile of the backward pass of
+    /// 4x4 to 32).
+    pub fn from_answers(
+        rule: &SpawnRule,
+        twos: Vec<Answer>,
+        fours: Vec<Answer>,
+    ) -> Option<SpawnSums> {
+        let tile = |spawns: bool, answers: Vec<Answer>| match spawns {
+            true => merge_answers(answers).map(Some),
+            false => answers.is_empty().then_some(None),
+        };
+        let (twos, fours) = (tile(rule.spawns(1), twos)?, tile(rule.spawns(2), fours)?);
+        let ((afterstates, twos), (same, fours)) = match (twos, fours) {
+            (Some(t), Some(f)) => (t, f),
+            (Some((a, t)), None) => ((a.clone(), t), (a.clone(), vec![0.0; a.len()])),
+            (None, Some((a, f))) => ((a.clone(), vec![0.0; a.len()]), (a, f)),
+            (None, None) => return None,
+        };
         (afterstates == same).then_some(SpawnSums {
             afterstates,
             twos,
@@ -354,23 +369,39 @@ mod tests {
             answer(&[7]),
         ];
         let fours = vec![answer(&[1, 3, 4, 7, 9, 12])];
-        let sums = SpawnSums::from_answers(twos.clone(), fours.clone()).unwrap();
+        let std = SpawnRule::standard();
+        let sums = SpawnSums::from_answers(&std, twos.clone(), fours.clone()).unwrap();
         assert_eq!(sums.afterstates, vec![1, 3, 4, 7, 9, 12]);
         assert_eq!(sums.twos, vec![0.1, 0.3, 0.4, 0.7, 0.9, 1.2]);
         assert_eq!(sums.fours, sums.twos);
         let mut repeat = twos.clone();
         repeat.push(answer(&[4]));
-        assert_eq!(SpawnSums::from_answers(repeat, fours.clone()), None);
+        assert_eq!(SpawnSums::from_answers(&std, repeat, fours.clone()), None);
         assert_eq!(
-            SpawnSums::from_answers(twos.clone(), vec![answer(&[1, 3])]),
+            SpawnSums::from_answers(&std, twos.clone(), vec![answer(&[1, 3])]),
             None
         );
         assert_eq!(
-            SpawnSums::from_answers(vec![answer(&[9, 3])], vec![answer(&[3, 9])]),
+            SpawnSums::from_answers(&std, vec![answer(&[9, 3])], vec![answer(&[3, 9])]),
             None
         );
-        let empty = SpawnSums::from_answers(Vec::new(), Vec::new()).unwrap();
+        let empty = SpawnSums::from_answers(&std, Vec::new(), Vec::new()).unwrap();
         assert!(empty.afterstates.is_empty());
+        // A tile the rule never spawns has no answers and sums of 0; answers
+        // for it are refused.
+        let only_twos = SpawnRule::new(0);
+        let sums = SpawnSums::from_answers(&only_twos, twos.clone(), Vec::new()).unwrap();
+        assert_eq!(sums.afterstates, vec![1, 3, 4, 7, 9, 12]);
+        assert_eq!(sums.fours, vec![0.0; 6]);
+        assert_eq!(
+            SpawnSums::from_answers(&only_twos, twos.clone(), fours.clone()),
+            None
+        );
+        let only_fours = SpawnRule::new(1_000_000);
+        let sums = SpawnSums::from_answers(&only_fours, Vec::new(), fours.clone()).unwrap();
+        assert_eq!(sums.twos, vec![0.0; 6]);
+        assert_eq!(sums.fours, vec![0.1, 0.3, 0.4, 0.7, 0.9, 1.2]);
+        assert_eq!(SpawnSums::from_answers(&only_fours, twos, fours), None);
     }
 
     /// Layers of 3x3 to 32 (discount 0.95) solved from spawn sums gathered

@@ -66,6 +66,13 @@ impl SpawnRule {
         }
     }
 
+    /// Whether the rule ever spawns a tile of exponent `tile` (1 for a 2,
+    /// 2 for a 4): a tile of chance 0 makes no successor, request or push.
+    #[inline]
+    pub fn spawns(&self, tile: u8) -> bool {
+        self.weight(tile) > 0
+    }
+
     /// Integer weight of a tile of exponent `tile` (1 for a 2, 2 for a 4).
     fn weight(&self, tile: u8) -> u64 {
         if tile == 1 {

@@ -92,7 +92,8 @@ impl Run<'_> {
         let key = self.task.key();
         let (values, actions, digest) = self
             .blocking(move || {
-                let sums = SpawnSums::from_answers(twos, fours).ok_or_else(|| different(&key))?;
+                let sums = SpawnSums::from_answers(&game.spawn_rule(), twos, fours)
+                    .ok_or_else(|| different(&key))?;
                 kernel::solve(&game, &states, &sums)
                     .map(|(v, a)| {
                         let d = result_digest(&states, &v, &a);

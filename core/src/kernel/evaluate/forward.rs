@@ -148,7 +148,8 @@ pub fn enumerate_under(
     let planned: [Option<u32>; 4] = std::array::from_fn(|slot| groups(slot_part(slot)));
     let counts = planned.map(|g| g.unwrap_or(1).max(1));
     let (after, mass) = afterstates_under(game, &mover, states, moves, reach)?;
-    let (requests, masses) = requests(&after, &mass, part.max_exp, &planned, slot_part)?;
+    let rule = game.spawn_rule();
+    let (requests, masses) = requests(&after, &mass, part.max_exp, &rule, &planned, slot_part)?;
     let acc = successors_in_slices(&after, SLICE, counts, |batch| {
         successors_of_batch(game, &mover, part.max_exp, batch, counts)
     });
@@ -259,11 +260,12 @@ type GroupedPairs = BTreeMap<PartId, Vec<(Vec<u64>, Vec<f64>)>>;
 /// The requests of distinct afterstates `after` (sorted, with masses
 /// `mass`), made from boards whose largest exponent is `max_exp`: each goes
 /// to the group of each tile's part its spawns of that tile land in, with
-/// its mass.
+/// its mass, for each tile `rule` spawns.
 fn requests(
     after: &[u64],
     mass: &[f64],
     max_exp: u8,
+    rule: &SpawnRule,
     planned: &[Option<u32>; 4],
     slot_part: impl Fn(usize) -> PartId,
 ) -> Result<(GroupedKeys, GroupedMasses), EvaluateError> {
@@ -271,7 +273,7 @@ fn requests(
     let mut out: [Slot; 4] = planned.map(|g| vec![Default::default(); g.unwrap_or(1) as usize]);
     for (&a, &m) in after.iter().zip(mass) {
         let grew = has_exponent(a, max_exp + 1) as usize;
-        for tile in 1..=2u8 {
+        for tile in (1..=2u8).filter(|&t| rule.spawns(t)) {
             let slot = (tile as usize - 1) * 2 + grew;
             let Some(groups) = planned[slot] else {
                 return Err(UnplannedPart(slot_part(slot)).into());
@@ -323,10 +325,12 @@ fn successors_of_batch(
     let n = game.size();
     let mut out: [Vec<Vec<u64>>; 4] = groups.map(|g| vec![Vec::new(); g as usize]);
     let mut recent = RecentFilter::new();
+    let rule = game.spawn_rule();
+    let tiles: Vec<u8> = (1..=2u8).filter(|&t| rule.spawns(t)).collect();
     for &t in afterstates {
         let grew = has_exponent(t, max_exp + 1) as usize;
         let full_after = empty_bits(t, n).count_ones() == 1;
-        for tile in 1..=2u8 {
+        for &tile in &tiles {
             let slot = (tile as usize - 1) * 2 + grew;
             // All spawns of one tile share a group ([`spawn_group`]).
             let group = &mut out[slot][spawn_group(t, tile, groups[slot]) as usize];

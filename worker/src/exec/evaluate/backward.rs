@@ -63,7 +63,9 @@ impl Run<'_> {
             .map_err(|reason| self.invalid(reason))?;
         drop(group);
         let answers = self.read_answers(chunk, responses).await?;
-        let [mine, optimal] = answers.map(|[twos, fours]| SpawnSums::from_answers(twos, fours));
+        let rule = self.job.game.spawn_rule();
+        let [mine, optimal] =
+            answers.map(|[twos, fours]| SpawnSums::from_answers(&rule, twos, fours));
         let (game, key, for_solve) = (self.job.game, self.task.key(), states.clone());
         let valued = self
             .blocking(move || {
