@@ -98,8 +98,9 @@ impl Solution {
 
     /// The value of each move of a non-terminal board of this game (left,
     /// right, up, down, in the board's orientation; None where illegal):
-    /// every non-terminal successor is looked up, then the moves are valued
-    /// with the solver's own formula ([`kernel::action_values`]).
+    /// every non-terminal successor the rule can make is looked up, then the
+    /// moves are valued with the solver's own formula
+    /// ([`kernel::action_values`]).
     pub async fn action_values(&self, board: u64) -> Result<[Option<f64>; 4], QueryError> {
         let game = self.game;
         let n = game.size();
@@ -116,10 +117,12 @@ impl Solution {
                 });
             }
         }
+        // A tile the rule never spawns makes boards the store need not hold.
+        let rule = game.spawn_rule();
         let mut values = HashMap::new();
         for &(two, four) in &successors {
-            for key in [two, four] {
-                if !self.mover.is_lost(key) && !values.contains_key(&key) {
+            for (key, tile) in [(two, 1), (four, 2)] {
+                if rule.spawns(tile) && !self.mover.is_lost(key) && !values.contains_key(&key) {
                     let (v, _) = self.lookup(key).await?.ok_or_else(unreachable)?;
                     values.insert(key, v);
                 }

@@ -10,7 +10,8 @@ use std::path::Path;
 use crate::cli::{bin, command_json, command_ok, fails_with, object_named, solve_json};
 use crate::reference::{copy_store, solved};
 
-fn query(store: &Path, board: &str) -> serde_json::Value {
+/// `query --store STORE --board BOARD --json`, which must succeed.
+pub(crate) fn query(store: &Path, board: &str) -> serde_json::Value {
     command_json("query", store, &["--board", board])
 }
 

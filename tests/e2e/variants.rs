@@ -22,6 +22,7 @@ use solve2048_players::{parse, slow_win_probability, Parsed};
 use crate::cli::{bin, solve_json};
 use crate::evaluate::{evaluate_json, SlowOptimal};
 use crate::players::{fails_in_one_line, play, play_json};
+use crate::use_solution::query;
 
 /// The games of the tests: (board, target, probability of a 4, discount).
 /// The slow recursion takes about 25 s on each 3x3 game.
@@ -135,6 +136,20 @@ fn only_fours_to_twice_the_target_is_only_twos() {
         let (twos, fours) = (solve(n, t, "0"), solve(n, twice, "1"));
         assert_eq!(twos["states"], fours["states"], "{n}x{n} to {t}");
         assert_eq!(twos["start_value"], fours["start_value"], "{n}x{n} to {t}");
+        // `query` answers a board and its double alike, looking up only the
+        // spawns each rule makes (the store holds no others).
+        let (board, doubled) = match n {
+            "2" => ("2 2 / . .", "4 4 / . ."),
+            _ => ("2 . 2 / . . . / . . .", "4 . 4 / . . . / . . ."),
+        };
+        let store = |target: &str, p: &str| dir.path().join(format!("{n}-{target}-{p}"));
+        let (q, qd) = (
+            query(&store(t, "0"), board),
+            query(&store(twice, "1"), doubled),
+        );
+        assert_eq!(q["value"], qd["value"], "{q} {qd}");
+        assert_eq!(q["actions"], qd["actions"], "{q} {qd}");
+        assert!(q["actions"]["left"].as_f64().is_some(), "{q}");
         let standard = solve(n, t, "0.1");
         assert!(
             twos["states"].as_u64() < standard["states"].as_u64(),

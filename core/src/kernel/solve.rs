@@ -306,8 +306,9 @@ fn run_aligned_pieces(pairs: &[u128], size: usize) -> Vec<Range<usize>> {
 /// Values of each action from `s` (any orientation; None for an illegal
 /// action): the discount times its canonical afterstate's
 /// [`afterstate_value`], with each spawn's value from `value` (a board that
-/// can still move); 1 for a move that wins. The same formula as [`solve`],
-/// bit for bit.
+/// can still move; the spawns of a tile the rule never spawns are not asked
+/// for, as the solve asks for no answers of them); 1 for a move that wins.
+/// The same formula as [`solve`], bit for bit.
 pub fn action_values<E>(
     game: &Game,
     mover: &Mover,
@@ -315,6 +316,7 @@ pub fn action_values<E>(
     mut value: impl FnMut(u64) -> Result<f64, E>,
 ) -> Result<[Option<f64>; 4], E> {
     let n = game.size();
+    let rule = game.spawn_rule();
     let mut out = [None; 4];
     for dir in Direction::ALL {
         let t = mover.apply(s, dir);
@@ -324,9 +326,11 @@ pub fn action_values<E>(
             Some(game.discount * 1.0)
         } else {
             let a = canonical(t, n);
-            let twos = Spawned::new(n, mover, a, 1).sum(mover, &mut value)?;
-            let fours = Spawned::new(n, mover, a, 2).sum(mover, &mut value)?;
-            let rule = game.spawn_rule();
+            let mut sum = |tile: u8| match rule.spawns(tile) {
+                true => Spawned::new(n, mover, a, tile).sum(mover, &mut value),
+                false => Ok(0.0),
+            };
+            let (twos, fours) = (sum(1)?, sum(2)?);
             Some(game.discount * afterstate_value(&rule, twos, fours, empty_cells(a, n)))
         };
     }
