@@ -174,7 +174,7 @@ fn file_requests(
     let mut out: [Vec<Vec<u64>>; 4] = planned.map(|g| vec![Vec::new(); g.unwrap_or(1) as usize]);
     for &a in after {
         let grew = has_exponent(a, max_exp + 1) as usize;
-        for tile in (1..=2u8).filter(|&t| rule.spawns(t)) {
+        for tile in rule.tiles() {
             let slot = (tile as usize - 1) * 2 + grew;
             let Some(groups) = planned[slot] else {
                 return Err(UnplannedPart(slot_part(slot)));

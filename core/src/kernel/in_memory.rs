@@ -57,6 +57,7 @@ pub fn solve(game: &Game) -> Solved {
         parts.insert(part, states.to_vec());
     });
     let mover = Mover::new(game.size());
+    let rule = game.spawn_rule();
     let mut values = HashMap::new();
     let mut tables: BTreeMap<u32, ValueTable> = BTreeMap::new();
     let empty = ValueTable::with_capacity(1);
@@ -73,7 +74,6 @@ pub fn solve(game: &Game) -> Solved {
             // its spawns up in the whole next layer.
             let after = kernel::afterstates(game, &mover, states);
             // A tile the rule never spawns has no successors to look up.
-            let rule = game.spawn_rule();
             let gather = |tile: u8| {
                 if !rule.spawns(tile) {
                     return vec![0.0; after.len()];

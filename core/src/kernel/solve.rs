@@ -52,17 +52,27 @@ impl SpawnSums {
             false => answers.is_empty().then_some(None),
         };
         let (twos, fours) = (tile(rule.spawns(1), twos)?, tile(rule.spawns(2), fours)?);
-        let ((afterstates, twos), (same, fours)) = match (twos, fours) {
-            (Some(t), Some(f)) => (t, f),
-            (Some((a, t)), None) => ((a.clone(), t), (a.clone(), vec![0.0; a.len()])),
-            (None, Some((a, f))) => ((a.clone(), vec![0.0; a.len()]), (a, f)),
-            (None, None) => return None,
-        };
-        (afterstates == same).then_some(SpawnSums {
-            afterstates,
-            twos,
-            fours,
-        })
+        let zeros = |afterstates: &[u64]| vec![0.0; afterstates.len()];
+        match (twos, fours) {
+            (Some((afterstates, twos)), Some((same, fours))) => {
+                (afterstates == same).then_some(SpawnSums {
+                    afterstates,
+                    twos,
+                    fours,
+                })
+            }
+            (Some((afterstates, twos)), None) => Some(SpawnSums {
+                fours: zeros(&afterstates),
+                afterstates,
+                twos,
+            }),
+            (None, Some((afterstates, fours))) => Some(SpawnSums {
+                twos: zeros(&afterstates),
+                afterstates,
+                fours,
+            }),
+            (None, None) => None,
+        }
     }
 }
 

@@ -73,6 +73,12 @@ impl SpawnRule {
         self.weight(tile) > 0
     }
 
+    /// The exponents of the tiles the rule spawns (1 for a 2, 2 for a 4),
+    /// in that order.
+    pub fn tiles(&self) -> impl Iterator<Item = u8> + '_ {
+        [1u8, 2].into_iter().filter(|&t| self.spawns(t))
+    }
+
     /// Integer weight of a tile of exponent `tile` (1 for a 2, 2 for a 4).
     fn weight(&self, tile: u8) -> u64 {
         if tile == 1 {
@@ -168,11 +174,7 @@ impl Starts {
             .collect();
         // A tile has its rule's integer weight (9 and 1 for 0.9 and 0.1);
         // each ordered pair of distinct cells is equally likely.
-        let tiles: Vec<(u64, u64)> = [1u8, 2]
-            .into_iter()
-            .map(|e| (e as u64, rule.weight(e)))
-            .filter(|&(_, w)| w > 0)
-            .collect();
+        let tiles: Vec<(u64, u64)> = rule.tiles().map(|e| (e as u64, rule.weight(e))).collect();
         let mut weights = BTreeMap::new();
         let mut denominator = 0;
         for &a in &cells {

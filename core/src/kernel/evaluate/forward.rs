@@ -273,7 +273,7 @@ fn requests(
     let mut out: [Slot; 4] = planned.map(|g| vec![Default::default(); g.unwrap_or(1) as usize]);
     for (&a, &m) in after.iter().zip(mass) {
         let grew = has_exponent(a, max_exp + 1) as usize;
-        for tile in (1..=2u8).filter(|&t| rule.spawns(t)) {
+        for tile in rule.tiles() {
             let slot = (tile as usize - 1) * 2 + grew;
             let Some(groups) = planned[slot] else {
                 return Err(UnplannedPart(slot_part(slot)).into());
@@ -326,7 +326,7 @@ fn successors_of_batch(
     let mut out: [Vec<Vec<u64>>; 4] = groups.map(|g| vec![Vec::new(); g as usize]);
     let mut recent = RecentFilter::new();
     let rule = game.spawn_rule();
-    let tiles: Vec<u8> = (1..=2u8).filter(|&t| rule.spawns(t)).collect();
+    let tiles: Vec<u8> = rule.tiles().collect();
     for &t in afterstates {
         let grew = has_exponent(t, max_exp + 1) as usize;
         let full_after = empty_bits(t, n).count_ones() == 1;
