@@ -24,4 +24,4 @@ pub mod task;
 
 pub use rules::board::Board;
 pub use rules::direction::Direction;
-pub use rules::game::{Game, GameError};
+pub use rules::game::{Game, GameError, Objective};

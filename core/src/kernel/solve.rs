@@ -13,6 +13,7 @@ use super::gather::{empty_cells, Spawned};
 use crate::kernel::value_table::ValueTable;
 use crate::rules::canonical::canonical;
 use crate::rules::direction::Direction;
+use crate::rules::game::Objective;
 use crate::rules::moves::{has_exponent, Mover};
 use crate::rules::spawn::SpawnRule;
 use crate::Game;
@@ -122,8 +123,10 @@ pub fn afterstate_value(rule: &SpawnRule, twos: f64, fours: f64, cells: u32) -> 
 
 /// Value and optimal action of each state of `states`, given the spawn sums
 /// of their distinct canonical afterstates. Ties go to the first action in
-/// [`Direction::ALL`] order. A move's value is the discount times its
-/// afterstate's value ([`afterstate_value`]), 1 for a move that wins.
+/// [`Direction::ALL`] order. A move's value is what it earns
+/// ([`Game::reward`]: nothing when the objective is to win) plus the discount
+/// times its afterstate's value ([`afterstate_value`]; for a move that makes
+/// the target, [`Game::target_value`]).
 ///
 /// Each move finds its afterstate's value in one of two ways, with the same
 /// bits: when the afterstates' values fit in cache (`BY_TABLE_UP_TO`), in a
@@ -177,13 +180,14 @@ fn solve_by_table(
                     q[dir as usize] = if t == s {
                         None
                     } else if has_exponent(t, game.target_exp) {
-                        Some(game.discount * 1.0)
+                        Some(game.reward(s, t) + game.discount * game.target_value())
                     } else {
                         let a = canonical(t, n);
-                        Some(table.get(a).ok_or(SolveError::NoSums {
+                        let worth = table.get(a).ok_or(SolveError::NoSums {
                             afterstate: a,
                             state: s,
-                        })?)
+                        })?;
+                        Some(game.reward(s, t) + worth)
                     };
                 }
                 let (v, a) = best_action(&q).ok_or(SolveError::Terminal(s))?;
@@ -235,7 +239,7 @@ fn solve_piece(
                     if t == s {
                         continue;
                     } else if has_exponent(t, game.target_exp) {
-                        q[slot].store((game.discount * 1.0).to_bits(), Relaxed);
+                        q[slot].store((game.discount * game.target_value()).to_bits(), Relaxed);
                     } else {
                         out.push((canonical(t, n) as u128) << 32 | slot as u128);
                     }
@@ -287,7 +291,11 @@ fn solve_piece(
         .map(|(i, &s)| {
             let qs: [Option<f64>; 4] = std::array::from_fn(|d| {
                 let v = f64::from_bits(q[4 * i + d].load(Relaxed));
-                (!v.is_nan()).then_some(v)
+                let earned = match game.objective {
+                    Objective::Win => 0.0,
+                    Objective::Score => game.reward(s, mover.apply(s, Direction::ALL[d])),
+                };
+                (!v.is_nan()).then_some(earned + v)
             });
             best_action(&qs)
                 .map(|(v, a)| (v, a as u8))
@@ -314,11 +322,12 @@ fn run_aligned_pieces(pairs: &[u128], size: usize) -> Vec<Range<usize>> {
 }
 
 /// Values of each action from `s` (any orientation; None for an illegal
-/// action): the discount times its canonical afterstate's
-/// [`afterstate_value`], with each spawn's value from `value` (a board that
-/// can still move; the spawns of a tile the rule never spawns are not asked
-/// for, as the solve asks for no answers of them); 1 for a move that wins.
-/// The same formula as [`solve`], bit for bit.
+/// action): what it earns plus the discount times its canonical
+/// afterstate's [`afterstate_value`], with each spawn's value from `value` (a
+/// board that can still move; the spawns of a tile the rule never spawns are
+/// not asked for, as the solve asks for no answers of them), or times
+/// [`Game::target_value`] for a move that makes the target. The same formula
+/// as [`solve`], bit for bit.
 pub fn action_values<E>(
     game: &Game,
     mover: &Mover,
@@ -333,7 +342,7 @@ pub fn action_values<E>(
         out[dir as usize] = if t == s {
             None
         } else if has_exponent(t, game.target_exp) {
-            Some(game.discount * 1.0)
+            Some(game.reward(s, t) + game.discount * game.target_value())
         } else {
             let a = canonical(t, n);
             let mut sum = |tile: u8| match rule.spawns(tile) {
@@ -341,7 +350,8 @@ pub fn action_values<E>(
                 false => Ok(0.0),
             };
             let (twos, fours) = (sum(1)?, sum(2)?);
-            Some(game.discount * afterstate_value(&rule, twos, fours, empty_cells(a, n)))
+            let worth = game.discount * afterstate_value(&rule, twos, fours, empty_cells(a, n));
+            Some(game.reward(s, t) + worth)
         };
     }
     Ok(out)

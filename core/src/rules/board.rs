@@ -111,6 +111,31 @@ impl Board {
         s
     }
 
+    /// The score a board's tiles stand for if merges made them all: a tile
+    /// `2^e` counts `(e - 1) 2^e`, the values of the merges that make it
+    /// from 2s. A merge of two `2^e` into `2^(e+1)` raises it by exactly
+    /// `2^(e+1)`, the merge's score.
+    pub fn merge_potential(self) -> u64 {
+        let mut x = self.0;
+        let mut p = 0u64;
+        while x != 0 {
+            let e = x & 0xF;
+            if e != 0 {
+                p += (e - 1) << e;
+            }
+            x >>= 4;
+        }
+        p
+    }
+
+    /// The score of a move from `before` to `after` (its board before the
+    /// spawn): the values of the tiles its merges make, the 2048 score
+    /// ([`crate::rules::moves::Mover::apply_scored`] reads it from tables).
+    #[inline]
+    pub fn merge_score(before: u64, after: u64) -> u64 {
+        Board(after).merge_potential() - Board(before).merge_potential()
+    }
+
     /// Largest exponent on the board (0 for the empty board).
     pub fn max_exponent(self) -> u8 {
         let mut x = self.0;

@@ -1,8 +1,9 @@
-//! A validated game definition: board size, target tile, discount and the
-//! spawn rule.
+//! A validated game definition: board size, target tile, discount, the
+//! spawn rule and the objective.
 
 use serde::{Deserialize, Serialize};
 
+use crate::rules::board::Board;
 use crate::rules::spawn::SpawnRule;
 
 /// Errors for a game that cannot be played or solved.
@@ -32,15 +33,69 @@ pub enum GameError {
         "four probability {0} is not supported: use a number from 0 to 1 with at most 6 decimals"
     )]
     FourProbability(f64),
+    /// An objective other than `win` and `score`.
+    #[error("objective {0:?} is not supported: use win or score")]
+    Objective(String),
+    /// The win objective without a target.
+    #[error("a game without a target cannot be won: give a target, or use the score objective")]
+    NoTarget,
+    /// A board whose tiles would outgrow a nybble if played to the end.
+    #[error(
+        "{n}x{n} cannot be played to the end: its tiles would outgrow 32768, the largest the \
+         board encoding holds; give a target"
+    )]
+    NoEnd {
+        /// Board side.
+        n: u32,
+    },
 }
 
-/// A game to solve: `n x n` board played to tile `2^target_exp`, with a
-/// discount and a spawn rule.
+/// What a game's values measure.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Objective {
+    /// The win probability: 1 for reaching the target tile, 0 for a lost
+    /// game.
+    #[default]
+    Win,
+    /// The expected score: the sum of the values of the tiles that merges
+    /// make (a spawned tile scores nothing). Reaching the target, if the
+    /// game has one, ends the game; without one it ends when no move is left.
+    Score,
+}
+
+impl Objective {
+    /// Its name on the command line and in records (`win`, `score`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Objective::Win => "win",
+            Objective::Score => "score",
+        }
+    }
+}
+
+impl std::str::FromStr for Objective {
+    type Err = GameError;
+
+    fn from_str(s: &str) -> Result<Objective, GameError> {
+        match s {
+            "win" => Ok(Objective::Win),
+            "score" => Ok(Objective::Score),
+            _ => Err(GameError::Objective(s.to_string())),
+        }
+    }
+}
+
+/// A game to solve: `n x n` board played to tile `2^target_exp` (or to the
+/// end, see [`Game::to_the_end`]), with a discount, a spawn rule and an
+/// objective.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Game {
     /// Board side, 2..=4.
     pub n: u8,
-    /// Exponent of the target tile (target = 2^target_exp).
+    /// Exponent of the target tile (target = 2^target_exp). A game played
+    /// to the end has a target no board of its size can make
+    /// ([`Game::ends_at_target`]).
     pub target_exp: u8,
     /// Discount per move, in (0, 1].
     pub discount: f64,
@@ -55,6 +110,20 @@ pub struct Game {
         with = "millionths"
     )]
     pub fours_per_million: u32,
+    /// What the values measure. Left out of JSON when it is `win`, so a
+    /// win game's records are as they were before the field existed.
+    #[serde(default, skip_serializing_if = "is_win")]
+    pub objective: Objective,
+}
+
+fn is_win(o: &Objective) -> bool {
+    *o == Objective::Win
+}
+
+/// The exponent of the largest tile an `n x n` board can make: 2^(n*n + 2),
+/// cells holding 2^(n*n+1), ..., 4 and a spawned 4 merging all the way up.
+fn largest_exp(n: u32) -> u32 {
+    n * n + 2
 }
 
 fn standard_fours() -> u32 {
@@ -95,10 +164,8 @@ impl Game {
         if !target.is_power_of_two() {
             return Err(GameError::TargetNotPowerOfTwo(target));
         }
-        // The largest tile an n x n board can make is 2^(n*n + 2): cells holding
-        // 2^(n*n+1), ..., 4 and a spawned 4 merge all the way up. A nybble
-        // holds exponents up to 15.
-        let max_exp = ((n * n + 2) as u8).min(15);
+        // A nybble holds exponents up to 15.
+        let max_exp = (largest_exp(n) as u8).min(15);
         let exp = target.trailing_zeros() as u8;
         if !(3..=max_exp).contains(&exp) {
             return Err(GameError::TargetRange {
@@ -115,7 +182,65 @@ impl Game {
             target_exp: exp,
             discount,
             fours_per_million: SpawnRule::STANDARD_FOURS_PER_MILLION,
+            objective: Objective::Win,
         })
+    }
+
+    /// The score game on an `n x n` board played until no move is left: its
+    /// target is a tile one above the largest the board can make. Boards
+    /// whose largest tile does not fit a nybble (4x4) are refused.
+    pub fn to_the_end(n: u32, discount: f64) -> Result<Game, GameError> {
+        Game::check_size(n)?;
+        let exp = largest_exp(n) + 1;
+        if exp > 15 {
+            return Err(GameError::NoEnd { n });
+        }
+        let game = Game {
+            target_exp: exp as u8,
+            ..Game::new(n, 8, discount)?
+        };
+        game.with_objective(Objective::Score)
+    }
+
+    /// This game with objective `objective`; the win objective needs a
+    /// target.
+    pub fn with_objective(self, objective: Objective) -> Result<Game, GameError> {
+        if objective == Objective::Win && !self.ends_at_target() {
+            return Err(GameError::NoTarget);
+        }
+        Ok(Game { objective, ..self })
+    }
+
+    /// Whether the game ends at its target tile (false: played to the end).
+    pub fn ends_at_target(&self) -> bool {
+        u32::from(self.target_exp) <= largest_exp(self.n.into())
+    }
+
+    /// The target tile, None for a game played to the end.
+    pub fn target_tile(&self) -> Option<u64> {
+        self.ends_at_target().then(|| self.target())
+    }
+
+    /// The value of a move that makes the target tile, beyond what it
+    /// earns ([`Game::reward`]): 1 when the objective is to win, 0 when it is
+    /// the score (the game ends).
+    #[inline]
+    pub fn target_value(&self) -> f64 {
+        match self.objective {
+            Objective::Win => 1.0,
+            Objective::Score => 0.0,
+        }
+    }
+
+    /// What the move from `s` to `t` (its board before the spawn) earns at
+    /// once: nothing when the objective is to win, the values of the tiles
+    /// its merges make when it is the score ([`Board::merge_score`]).
+    #[inline]
+    pub fn reward(&self, s: u64, t: u64) -> f64 {
+        match self.objective {
+            Objective::Win => 0.0,
+            Objective::Score => Board::merge_score(s, t) as f64,
+        }
     }
 
     /// This game with a spawned tile a 4 with probability `p` (0 to 1, in
@@ -159,15 +284,36 @@ impl Game {
         1u64 << self.target_exp
     }
 
+    /// What this game's values are, in words: `win probability` or
+    /// `expected score` (discounted when the discount is below 1).
+    pub fn value_name(&self) -> String {
+        let what = match self.objective {
+            Objective::Win => "win probability",
+            Objective::Score => "expected score",
+        };
+        if self.discount == 1.0 {
+            what.to_string()
+        } else {
+            format!("{what} at discount {}", self.discount)
+        }
+    }
+
     /// Short name used in logs and store paths, e.g. `3x3-to-1024`,
-    /// `3x3-to-1024-discount-0.99` or `3x3-to-1024-four-0.5`.
+    /// `3x3-to-1024-discount-0.99`, `3x3-to-1024-four-0.5` or
+    /// `3x3-to-the-end-score`.
     pub fn name(&self) -> String {
-        let mut name = format!("{n}x{n}-to-{}", self.target(), n = self.n);
+        let mut name = match self.target_tile() {
+            Some(t) => format!("{n}x{n}-to-{t}", n = self.n),
+            None => format!("{n}x{n}-to-the-end", n = self.n),
+        };
         if self.discount != 1.0 {
             name += &format!("-discount-{}", self.discount);
         }
         if !is_standard_fours(&self.fours_per_million) {
             name += &format!("-four-{}", self.four_probability());
+        }
+        if self.objective != Objective::Win {
+            name += &format!("-{}", self.objective.name());
         }
         name
     }
@@ -245,6 +391,40 @@ mod tests {
                 "{bad}"
             );
         }
+    }
+
+    #[test]
+    fn objective() {
+        let g = Game::new(3, 64, 1.0).unwrap();
+        assert_eq!(g.objective, Objective::Win);
+        assert_eq!((g.target_value(), g.reward(0x11, 0x2)), (1.0, 0.0));
+        let score = g.with_objective(Objective::Score).unwrap();
+        assert_eq!(score.name(), "3x3-to-64-score");
+        assert_eq!((score.target_value(), score.reward(0x11, 0x2)), (0.0, 4.0));
+        assert_eq!(score.target_tile(), Some(64));
+        let end = Game::to_the_end(3, 1.0).unwrap();
+        assert_eq!((end.objective, end.target_tile()), (Objective::Score, None));
+        assert_eq!(end.name(), "3x3-to-the-end-score");
+        assert_eq!(
+            Game::to_the_end(2, 0.9).unwrap().name(),
+            "2x2-to-the-end-discount-0.9-score"
+        );
+        assert!(
+            Game::to_the_end(2, 1.0).unwrap().target_exp > 6,
+            "past 2x2's largest tile"
+        );
+        assert_eq!(Game::to_the_end(4, 1.0), Err(GameError::NoEnd { n: 4 }));
+        assert_eq!(Game::to_the_end(5, 1.0), Err(GameError::BoardSize(5)));
+        assert_eq!(end.with_objective(Objective::Win), Err(GameError::NoTarget));
+        assert_eq!("score".parse(), Ok(Objective::Score));
+        assert_eq!("win".parse(), Ok(Objective::Win));
+        assert_eq!(
+            "speed".parse::<Objective>(),
+            Err(GameError::Objective("speed".into()))
+        );
+        let json = serde_json::to_string(&end).unwrap();
+        assert!(json.ends_with(r#","objective":"score"}"#), "{json}");
+        assert_eq!(serde_json::from_str::<Game>(&json).unwrap(), end);
     }
 
     #[test]

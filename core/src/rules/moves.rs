@@ -171,6 +171,7 @@ mod tests {
                 for d in Direction::ALL {
                     let (y, s) = m.apply_scored(x, d);
                     assert_eq!(y, m.apply(x, d));
+                    assert_eq!(Board::merge_score(x, y), u64::from(s), "{x:#x} {d:?}");
                     assert_eq!(
                         (y, s),
                         crate::rules::slow::apply_score(x, n, d),

@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::rules::direction::Direction;
-use crate::Game;
+use crate::{Game, Objective};
 
 /// Slide one line toward index 0: tiles move as far as they go; two equal
 /// tiles that meet merge once, resolving from the index-0 end.
@@ -250,8 +250,9 @@ pub fn enumerate(game: &Game) -> BTreeMap<(u32, u8), BTreeSet<u64>> {
     parts
 }
 
-/// Optimal values of every state of [`enumerate`], by memoised recursion in
-/// decreasing tile sum. Small games only.
+/// Optimal values of every state of [`enumerate`] under the game's
+/// objective, by memoised recursion in decreasing tile sum. Small games
+/// only.
 pub fn solve(game: &Game) -> HashMap<u64, f64> {
     let n = game.size();
     let parts = enumerate(game);
@@ -261,12 +262,19 @@ pub fn solve(game: &Game) -> HashMap<u64, f64> {
     for s in states {
         let mut best = 0.0f64;
         for d in Direction::ALL {
-            let t = apply(s, n, d);
+            let (t, points) = apply_score(s, n, d);
             if t == s {
                 continue;
             }
+            // Reaching the target is worth 1 to a player who wants to win
+            // and ends the game for one who wants to score; each merge is
+            // worth its tile to the second.
+            let (earned, end) = match game.objective {
+                Objective::Win => (0.0, 1.0),
+                Objective::Score => (f64::from(points), 0.0),
+            };
             let q = if is_won(t, n, game.target_exp) {
-                1.0
+                end
             } else {
                 spawns(t, n, game.four_probability())
                     .into_iter()
@@ -279,7 +287,7 @@ pub fn solve(game: &Game) -> HashMap<u64, f64> {
                     })
                     .sum()
             };
-            best = best.max(game.discount * q);
+            best = best.max(earned + game.discount * q);
         }
         value.insert(s, best);
     }

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use solve2048_core::kernel::in_memory::solve as solve_in_memory;
-use solve2048_core::{rules::slow, Game};
+use solve2048_core::{rules::slow, Game, Objective};
 
 fn published_count(n: u8, target: u64) -> u64 {
     let csv = include_str!("../../../tests/data/published.csv");
@@ -55,47 +55,110 @@ fn other_spawn_rules_match_slow_reference() {
                 .unwrap()
                 .with_four_probability(p)
                 .unwrap();
-            let fast = solve_in_memory(&game);
-            let slow_parts = slow::enumerate(&game);
-            let slow_values = slow::solve(&game);
-            let mut slow_count = 0;
-            for ((sum, max_exp), states) in &slow_parts {
-                let part = fast
-                    .parts
-                    .iter()
-                    .find(|(q, _)| q.sum == *sum && q.max_exp == *max_exp)
-                    .map(|(_, s)| s)
-                    .unwrap_or_else(|| panic!("{}: no part ({sum}, {max_exp})", game.name()));
-                for s in states {
-                    assert!(
-                        part.binary_search(s).is_ok(),
-                        "{} lacks {s:#x}",
-                        game.name()
-                    );
-                    let v = fast.values[s];
-                    assert!(
-                        (v - slow_values[s]).abs() < 1e-12,
-                        "{} state {s:#x}: {v} vs {}",
-                        game.name(),
-                        slow_values[s]
-                    );
-                }
-                slow_count += states.len();
-            }
-            let fast_count: usize = fast.parts.values().map(Vec::len).sum();
-            assert_eq!(fast_count, slow_count, "{}", game.name());
-            let slow_start: f64 = slow::starts(n as usize, p)
-                .iter()
-                .map(|(s, q)| q * slow_values[s])
-                .sum();
-            assert!(
-                (fast.start_value - slow_start).abs() < 1e-12,
-                "{}: {} vs {slow_start}",
-                game.name(),
-                fast.start_value
-            );
+            assert_matches_slow_reference(&game);
         }
     }
+}
+
+/// The score objective, to a target and to the end, with other rules and a
+/// discount: the states and their values (expected scores) are the slow
+/// reference's, and the states are those of the win game to the same target
+/// (the objective changes the values, not the game's moves).
+#[test]
+fn score_objective_matches_slow_reference() {
+    let to_the_end = |n, discount, p| {
+        Game::to_the_end(n, discount)
+            .unwrap()
+            .with_four_probability(p)
+            .unwrap()
+    };
+    let to = |n, target, p| {
+        Game::new(n, target, 1.0)
+            .unwrap()
+            .with_four_probability(p)
+            .unwrap()
+            .with_objective(Objective::Score)
+            .unwrap()
+    };
+    for game in [
+        to_the_end(2, 1.0, 0.1),
+        to_the_end(2, 0.9, 0.1),
+        to_the_end(2, 1.0, 0.5),
+        to_the_end(2, 1.0, 0.0),
+        to(2, 32, 0.1),
+        to(3, 16, 0.1),
+        to(3, 32, 0.25),
+    ] {
+        let fast = assert_matches_slow_reference(&game);
+        assert!(
+            fast.start_value > 4.0,
+            "{}: {}",
+            game.name(),
+            fast.start_value
+        );
+        if let Some(target) = game.target_tile() {
+            let win = Game {
+                objective: Objective::Win,
+                ..game
+            };
+            let win_states: usize = solve_in_memory(&win).parts.values().map(Vec::len).sum();
+            let states: usize = fast.parts.values().map(Vec::len).sum();
+            assert_eq!(states, win_states, "{} to {target}", game.name());
+        }
+    }
+    // Scores only add up: playing on past a 16 is worth more than stopping
+    // there.
+    let end = solve_in_memory(&to_the_end(2, 1.0, 0.0)).start_value;
+    let to_16 = solve_in_memory(&to(2, 16, 0.0)).start_value;
+    assert!(end > to_16, "{end} vs {to_16}");
+}
+
+/// Solve `game` in memory with the fast kernels and check every part,
+/// state and value, and the start value, against the slow reference.
+fn assert_matches_slow_reference(game: &Game) -> solve2048_core::kernel::in_memory::Solved {
+    let n = game.size();
+    let fast = solve_in_memory(game);
+    let slow_parts = slow::enumerate(game);
+    let slow_values = slow::solve(game);
+    // Values are win probabilities or expected scores: compare relatively.
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-12 * b.abs().max(1.0);
+    let mut slow_count = 0;
+    for ((sum, max_exp), states) in &slow_parts {
+        let part = fast
+            .parts
+            .iter()
+            .find(|(q, _)| q.sum == *sum && q.max_exp == *max_exp)
+            .map(|(_, s)| s)
+            .unwrap_or_else(|| panic!("{}: no part ({sum}, {max_exp})", game.name()));
+        for s in states {
+            assert!(
+                part.binary_search(s).is_ok(),
+                "{} lacks {s:#x}",
+                game.name()
+            );
+            let v = fast.values[s];
+            assert!(
+                close(v, slow_values[s]),
+                "{} state {s:#x}: {v} vs {}",
+                game.name(),
+                slow_values[s]
+            );
+        }
+        slow_count += states.len();
+    }
+    let fast_count: usize = fast.parts.values().map(Vec::len).sum();
+    assert_eq!(fast_count, slow_count, "{}", game.name());
+    let slow_start: f64 = slow::starts(n, game.four_probability())
+        .iter()
+        .map(|(s, q)| q * slow_values[s])
+        .sum();
+    assert!(
+        close(fast.start_value, slow_start),
+        "{}: {} vs {slow_start}",
+        game.name(),
+        fast.start_value
+    );
+    fast
 }
 
 #[test]

@@ -6,7 +6,7 @@
 
 use xxhash_rust::xxh3::xxh3_64;
 
-use crate::rules::game::Game;
+use crate::rules::game::{Game, Objective};
 use crate::space::ids::ChunkId;
 
 /// File magic.
@@ -148,7 +148,8 @@ impl ChunkHeader {
         h.push(self.game.n);
         h.push(self.game.target_exp);
         h.push(self.id.part.max_exp);
-        h.extend_from_slice(&[0, 0]);
+        h.push(objective_field(self.game.objective));
+        h.push(0);
         h.extend_from_slice(&self.game.discount.to_bits().to_le_bytes());
         h.extend_from_slice(&self.id.part.sum.to_le_bytes());
         h.extend_from_slice(&self.id.group.to_le_bytes());
@@ -208,6 +209,10 @@ impl ChunkHeader {
                 fours_per_million: (u32_at(36) as i32)
                     .wrapping_add(STANDARD_FOURS as i32)
                     .clamp(0, 1_000_000) as u32,
+                objective: match bytes[14] {
+                    0 => Objective::Win,
+                    _ => Objective::Score,
+                },
             },
             id: ChunkId {
                 part: crate::space::ids::PartId {
@@ -228,7 +233,8 @@ impl ChunkHeader {
         let same_game = self.game.n == found.game.n
             && self.game.target_exp == found.game.target_exp
             && self.game.discount.to_bits() == found.game.discount.to_bits()
-            && self.game.fours_per_million == found.game.fours_per_million;
+            && self.game.fours_per_million == found.game.fours_per_million
+            && self.game.objective == found.game.objective;
         let count_ok = self.count == u64::MAX || self.count == found.count;
         if self.kind != found.kind || !same_game || self.id != found.id || !count_ok {
             return Err(FormatError::Identity {
@@ -248,6 +254,15 @@ const STANDARD_FOURS: u32 = crate::rules::spawn::SpawnRule::STANDARD_FOURS_PER_M
 /// field existed.
 fn fours_field(fours_per_million: u32) -> i32 {
     fours_per_million as i32 - STANDARD_FOURS as i32
+}
+
+/// The header byte of an objective (byte 14): 0 for win, so a win game's
+/// header is as it was before the field existed.
+fn objective_field(objective: Objective) -> u8 {
+    match objective {
+        Objective::Win => 0,
+        Objective::Score => 1,
+    }
 }
 
 /// The compressed checksum of a finished chunk file (its payload checksum),

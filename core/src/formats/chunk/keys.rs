@@ -253,6 +253,7 @@ mod tests {
     use super::*;
     use crate::formats::chunk::tests::header;
     use crate::formats::chunk::{values, ChunkKind, HEADER_LEN};
+    use crate::rules::game::Objective;
     use crate::Game;
 
     #[test]
@@ -364,9 +365,15 @@ mod tests {
         // A standard game's header has its bytes as before the spawn rule
         // had a field; a game of another rule is told apart both ways.
         assert_eq!(bytes[36..40], [0; 4]);
-        for m in [0, 500_000, 1_000_000] {
+        assert_eq!(bytes[14], 0, "a win game's objective byte");
+        let score = h.game.with_objective(Objective::Score).unwrap();
+        for other_game in [0, 500_000, 1_000_000]
+            .map(|m| h.game.with_four_probability(m as f64 / 1e6).unwrap())
+            .into_iter()
+            .chain([score])
+        {
             let mut other = h;
-            other.game = h.game.with_four_probability(m as f64 / 1e6).unwrap();
+            other.game = other_game;
             assert!(matches!(
                 decode_keys(&bytes, &other),
                 Err(FormatError::Identity { .. })

@@ -140,13 +140,15 @@ pub fn solve_under(
                     action = d;
                 }
                 let t = mover.apply(s, d);
+                let earned = game.reward(s, t);
                 let (qp, qs) = if has_exponent(t, game.target_exp) {
-                    (gamma * 1.0, gamma * 1.0)
+                    let end = gamma * game.target_value();
+                    (end, end)
                 } else {
                     (worth(sums, s, t)?, worth(optimal.sums, s, t)?)
                 };
-                value += pd * qp;
-                kept += pd * qs;
+                value += pd * (earned + qp);
+                kept += pd * (earned + qs);
             }
             let loss = optimal.values[i] - kept;
             if loss < -1e-9 {
