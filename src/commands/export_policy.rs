@@ -40,6 +40,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let file = PolicyFile {
         n: game.n,
         target_exp: game.target_exp,
+        objective: game.objective,
+        fours_per_million: game.fours_per_million,
         entries,
     };
     let bytes = file.encode();

@@ -7,7 +7,9 @@
 //!      0    8  magic "S2048PL1"
 //!      8    1  board side n
 //!      9    1  target exponent
-//!     10    6  zero
+//!     10    1  objective (0 win, 1 score)
+//!     11    1  zero
+//!     12    4  chance of a 4 in millionths, less 100,000 (i32)
 //!     16    8  record count (u64)
 //!     24    8  xxh3-64 of the records
 //!     32  9*k  records, sorted by state: state (u64, canonical board in the
@@ -15,16 +17,22 @@
 //!              2 up, 3 down, in the canonical orientation)
 //! ```
 //!
-//! All integers are little-endian. To use it: canonicalise the board (keeping
+//! All integers are little-endian. Bytes 10 to 15 are zero for the standard
+//! game (win, a 4 with chance 0.1), as they were before they had fields.
+//! The discount is not carried. To use it: canonicalise the board (keeping
 //! the symmetry), binary-search the state, and map the action back through the
 //! inverse symmetry ([`crate::rules::canonical::direction_image`]).
 
 use xxhash_rust::xxh3::xxh3_64;
 
+use crate::rules::game::Objective;
+use crate::rules::spawn::SpawnRule;
 use crate::Direction;
 
 /// File magic.
 pub const MAGIC: [u8; 8] = *b"S2048PL1";
+/// The standard rule's chance of a 4, in millionths.
+const STANDARD_FOURS: u32 = SpawnRule::STANDARD_FOURS_PER_MILLION;
 const HEADER: usize = 32;
 
 /// Why a policy file was rejected.
@@ -48,6 +56,10 @@ pub struct PolicyFile {
     pub n: u8,
     /// Target exponent.
     pub target_exp: u8,
+    /// What the policy maximises.
+    pub objective: Objective,
+    /// The chance of a 4 it was solved for, in millionths.
+    pub fours_per_million: u32,
     /// (canonical state, action), sorted by state.
     pub entries: Vec<(u64, Direction)>,
 }
@@ -62,7 +74,13 @@ impl PolicyFile {
         }
         let mut out = Vec::with_capacity(HEADER + records.len());
         out.extend_from_slice(&MAGIC);
-        out.extend_from_slice(&[self.n, self.target_exp, 0, 0, 0, 0, 0, 0]);
+        let objective = match self.objective {
+            Objective::Win => 0,
+            Objective::Score => 1,
+        };
+        out.extend_from_slice(&[self.n, self.target_exp, objective, 0]);
+        let fours = self.fours_per_million as i32 - STANDARD_FOURS as i32;
+        out.extend_from_slice(&fours.to_le_bytes());
         out.extend_from_slice(&(self.entries.len() as u64).to_le_bytes());
         out.extend_from_slice(&xxh3_64(&records).to_le_bytes());
         out.extend_from_slice(&records);
@@ -91,9 +109,20 @@ impl PolicyFile {
             }
             entries.push((s, a));
         }
+        let objective = match bytes[10] {
+            0 => Objective::Win,
+            1 => Objective::Score,
+            _ => return Err(PolicyFileError::Format),
+        };
+        let fours = i32::from_le_bytes(bytes[12..16].try_into().unwrap())
+            .checked_add(STANDARD_FOURS as i32)
+            .filter(|m| (0..=1_000_000).contains(m))
+            .ok_or(PolicyFileError::Format)?;
         Ok(PolicyFile {
             n: bytes[8],
             target_exp: bytes[9],
+            objective,
+            fours_per_million: fours as u32,
             entries,
         })
     }
@@ -116,6 +145,8 @@ mod tests {
         let p = PolicyFile {
             n: 3,
             target_exp: 9,
+            objective: Objective::Win,
+            fours_per_million: STANDARD_FOURS,
             entries: vec![
                 (3, Direction::Up),
                 (17, Direction::Left),
@@ -124,8 +155,15 @@ mod tests {
         };
         let bytes = p.encode();
         assert_eq!(bytes.len(), 32 + 27);
+        assert_eq!(bytes[10..16], [0; 6], "the standard game's bytes as before");
         let q = PolicyFile::decode(&bytes).unwrap();
         assert_eq!(q, p);
+        let other = PolicyFile {
+            objective: Objective::Score,
+            fours_per_million: 500_000,
+            ..p.clone()
+        };
+        assert_eq!(PolicyFile::decode(&other.encode()), Ok(other));
         assert_eq!(q.action(17), Some(Direction::Left));
         assert_eq!(q.action(18), None);
         let mut bad = bytes.clone();
