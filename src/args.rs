@@ -7,7 +7,7 @@ use std::time::Duration;
 use anyhow::Context;
 use solve2048_coordinator::LeaseConfig;
 use solve2048_core::task::JobSpec;
-use solve2048_core::Game;
+use solve2048_core::{Game, Objective};
 
 /// The game: board size and target tile.
 #[derive(clap::Args, Clone, Debug)]
@@ -16,14 +16,23 @@ pub struct GameArgs {
     #[arg(long)]
     pub board: u32,
     /// Target tile: a power of two (8 to 32768; smaller boards hold less).
+    /// Optional with `--objective score`: without it the game is played
+    /// until no move is left.
     #[arg(long)]
-    pub target: u64,
+    pub target: Option<u64>,
 }
 
 impl GameArgs {
-    /// The validated game with `discount`.
-    pub fn game(&self, discount: f64) -> anyhow::Result<Game> {
-        Ok(Game::new(self.board, self.target, discount)?)
+    /// The validated game with `discount` and `objective`; without a target,
+    /// the score game played to the end.
+    pub fn game(&self, discount: f64, objective: Objective) -> anyhow::Result<Game> {
+        match self.target {
+            Some(t) => Ok(Game::new(self.board, t, discount)?.with_objective(objective)?),
+            None if objective == Objective::Score => Ok(Game::to_the_end(self.board, discount)?),
+            None => anyhow::bail!(
+                "--target is required: the tile that wins (or --objective score to play to the end)"
+            ),
+        }
     }
 }
 
@@ -40,6 +49,10 @@ pub struct JobArgs {
     /// steps of a millionth.
     #[arg(long, value_name = "P", default_value_t = 0.1)]
     pub four_probability: f64,
+    /// What to maximise: `win` (the probability of making the target tile)
+    /// or `score` (the expected score: the sum of the tiles merges make).
+    #[arg(long, default_value = "win")]
+    pub objective: String,
     /// Largest number of states in one chunk.
     #[arg(long, default_value_t = solve2048_core::task::DEFAULT_CHUNK_SIZE)]
     pub chunk_size: u64,
@@ -53,7 +66,7 @@ impl JobArgs {
     pub fn spec(&self) -> anyhow::Result<JobSpec> {
         let game = self
             .game
-            .game(self.discount)?
+            .game(self.discount, self.objective.parse()?)?
             .with_four_probability(self.four_probability)?;
         anyhow::ensure!(self.chunk_size >= 1, "--chunk-size must be at least 1");
         anyhow::ensure!(

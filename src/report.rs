@@ -44,10 +44,10 @@ pub fn print_summary(
             "board": game.n,
             "rows": game.n,
             "columns": game.n,
-            "target": game.target(),
+            "target": game.target_tile(),
             "discount": game.discount,
             "four_probability": game.four_probability(),
-            "objective": "win",
+            "objective": game.objective.name(),
             "states": summary.states,
             "parts": summary.parts,
             "start_value": summary.start_value,
@@ -109,7 +109,8 @@ pub fn print_summary(
         );
         let _ = writeln!(
             text,
-            "  value of the game (win probability): {:.10}",
+            "  value of the game ({}): {:.10}",
+            game.value_name(),
             summary.start_value
         );
         let _ = writeln!(text, "  result digest: {}", summary.digest);

@@ -1,6 +1,6 @@
 //! A slow, obvious exact evaluator: a player's probability of winning a game
-//! from the random start, by memoised recursion over actual boards (not
-//! canonical ones). Moves come from the core's tables (tested exhaustively
+//! (or its expected score) from the random start, by memoised recursion over
+//! actual boards (not canonical ones). Moves come from the core's tables (tested exhaustively
 //! against the slow rules), spawns and the start from
 //! [`solve2048_core::rules::slow`].
 //!
@@ -8,25 +8,27 @@
 //! (`random` on 3x3 to 64 reaches about N boards).
 
 use solve2048_core::rules::moves::{has_exponent, Mover};
-use solve2048_core::{rules::slow, Game};
+use solve2048_core::{rules::slow, Game, Objective};
 
 use solve2048_core::rules::spawn::{empty_bits, SpawnRule};
 
 use crate::player::BoardMap;
 use crate::{NotExact, Player};
 
-/// The probability that `player` wins `game` from the random start, each move
-/// weighted by the discount as in [`Game`].
+/// The value of `game` from the random start when `player` plays: the
+/// probability that it wins, or with the score objective its expected score;
+/// each move weighted by the discount as in [`Game`].
 ///
 /// `V(x)` is 0 for a lost board; otherwise the sum, over the player's move
-/// distribution on `x`, of the move's probability times the discount times: 1
-/// if the move makes the target tile, else the sum over spawns of their
-/// probability times `V(next)`. The start distribution is the two spawns on
+/// distribution on `x`, of the move's probability times: its score (with the
+/// score objective; [`Mover::apply_scored`]) plus the discount times the
+/// target's value ([`Game::target_value`]) if the move makes the target
+/// tile, else the sum over spawns of their probability times `V(next)`. The start distribution is the two spawns on
 /// the empty board, as actual boards ([`slow::spawns`] twice).
 ///
 /// Fails with [`NotExact`] for a player without a move distribution. Panics
 /// if the player's distribution names an illegal move.
-pub fn slow_win_probability(game: &Game, player: &mut dyn Player) -> Result<f64, NotExact> {
+pub fn slow_value(game: &Game, player: &mut dyn Player) -> Result<f64, NotExact> {
     let n = game.size();
     let mut eval = Eval {
         game,
@@ -53,7 +55,7 @@ struct Eval<'a> {
 }
 
 impl Eval<'_> {
-    /// `V(x)` (see [`slow_win_probability`]).
+    /// `V(x)` (see [`slow_value`]).
     fn value(&mut self, player: &mut dyn Player, x: u64) -> Result<f64, NotExact> {
         if let Some(&v) = self.memo.get(&x) {
             return Ok(v);
@@ -62,7 +64,11 @@ impl Eval<'_> {
         let mut v = 0.0;
         if !self.mover.is_lost(x) {
             for (dir, p) in player.distribution(x)? {
-                let after = self.mover.apply(x, dir);
+                let (after, points) = self.mover.apply_scored(x, dir);
+                let earned = match self.game.objective {
+                    Objective::Win => 0.0,
+                    Objective::Score => f64::from(points),
+                };
                 assert_ne!(
                     after,
                     x,
@@ -70,7 +76,7 @@ impl Eval<'_> {
                     player.name()
                 );
                 let q = if has_exponent(after, self.game.target_exp) {
-                    1.0
+                    self.game.target_value()
                 } else {
                     // A 2 or a 4 in each empty cell, the cell uniform; a
                     // tile the rule never spawns is not followed.
@@ -88,7 +94,7 @@ impl Eval<'_> {
                     }
                     q
                 };
-                v += p * self.game.discount * q;
+                v += p * earned + p * self.game.discount * q;
             }
         }
         self.memo.insert(x, v);

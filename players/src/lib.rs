@@ -39,7 +39,7 @@ pub mod spec;
 pub mod train;
 
 pub use error::{NotExact, PlayerError};
-pub use exact::slow_win_probability;
+pub use exact::slow_value;
 pub use game::{simulate, simulate_with, summary, GameRecord, Outcome, Step, Summary};
 pub use ntuple::{Network, TupleSpec};
 pub use player::Player;

@@ -76,15 +76,21 @@ function drawBoard(el, hex, spawn) {
   }));
 }
 
-// A probability as a percentage with five significant digits (1.1338%,
-// 97.030%), so that the moves of a hard game still differ on the page.
-function percent(v) {
-  return `${(100 * v).toPrecision(5)}%`;
+// Whether the game's values are expected scores (else win probabilities).
+function scored() {
+  return game !== null && game.objective === "score";
 }
 
-// A difference of probabilities, with two significant digits (0.0012%).
+// A value as the page writes it: a probability as a percentage with five
+// significant digits (1.1338%, 97.030%), so that the moves of a hard game
+// still differ on the page; an expected score with two decimals.
+function shown(v) {
+  return scored() ? v.toFixed(2) : `${(100 * v).toPrecision(5)}%`;
+}
+
+// A difference of values, with two significant digits (0.0012%, 0.31).
 function points(d) {
-  return `${(100 * d).toPrecision(2)}%`;
+  return scored() ? d.toPrecision(2) : `${(100 * d).toPrecision(2)}%`;
 }
 
 // ---- playing ----
@@ -137,7 +143,7 @@ async function refresh() {
 function showPlay(a) {
   drawBoard($("board"), a.hex, a.spawn);
   $("board").dataset.turn = String(a.turn);
-  $("value").textContent = percent(a.value);
+  $("value").textContent = shown(a.value);
   $("value").dataset.value = String(a.value);
   $("score").textContent = String(a.score);
   $("turn").textContent = String(a.turn);
@@ -154,7 +160,7 @@ function showPlay(a) {
     tr.className = v === null ? "illegal" : m === a.best ? "best" : "";
     const cost = v === null ? "" : m === a.best ? "best"
       : best - v < 1e-12 ? "tied" : `\u2212${points(best - v)}`;
-    for (const text of [`${ARROWS[m]} ${m}`, v === null ? "(changes nothing)" : percent(v), cost]) {
+    for (const text of [`${ARROWS[m]} ${m}`, v === null ? "(changes nothing)" : shown(v), cost]) {
       const td = document.createElement("td");
       td.textContent = text;
       tr.append(td);
@@ -253,7 +259,7 @@ function showWatchStep() {
   if (i < g.steps.length) {
     const s = g.steps[i];
     drawBoard($("watch-board"), s.board);
-    $("watch-value").textContent = percent(s.value);
+    $("watch-value").textContent = shown(s.value);
     $("watch-turn").textContent = String(i + 1);
     $("watch-move").textContent = `${ARROWS[s.move]} ${s.move}`;
     $("watch-cost").textContent = s.move === s.best ? "(optimal)"
@@ -261,7 +267,7 @@ function showWatchStep() {
     $("watch-end").textContent = "";
   } else {
     drawBoard($("watch-board"), g.last.hex);
-    $("watch-value").textContent = percent(g.last.value);
+    $("watch-value").textContent = shown(g.last.value);
     $("watch-end").textContent = `${g.player} ${g.end === "stopped" ? "stopped" : g.end} after `
       + `${g.steps.length} moves, score ${g.score}.`;
     stopWatching();
@@ -273,8 +279,10 @@ function showWatchStep() {
 function drawChart(g, upto) {
   const chart = $("watch-chart");
   const total = Math.max(g.steps.length, 1);
+  // Probabilities on a scale of 0 to 1; expected scores of 0 to the first.
+  const top = scored() ? Math.max(g.steps.length > 0 ? g.steps[0].value : 1, 1e-9) : 1;
   const points = g.steps.slice(0, upto).map((s, i) =>
-    `${(300 * i / total).toFixed(1)},${(100 - 100 * s.value).toFixed(1)}`);
+    `${(300 * i / total).toFixed(1)},${(100 - 100 * s.value / top).toFixed(1)}`);
   let line = chart.querySelector("polyline");
   if (!line) {
     line = document.createElementNS(SVG_NS, "polyline");
@@ -354,7 +362,7 @@ async function drawGraph() {
       if (v) group.append(svg("text", { x: cx + box / 4, y: cy + box / 4 + 4, "text-anchor": "middle", "font-size": v >= 16 ? 9 : 11, "font-weight": "bold", fill: v >= 8 ? "#f9f6f2" : "#776e65" }, String(v)));
     });
     group.append(svg("text", { x: box / 2, y: box + 14, "text-anchor": "middle", "font-size": 11, fill: "#3c3a32" }, `${ARROWS[node.best]} ${node.value.toFixed(3)}`));
-    group.append(svg("title", {}, `${node.board}\nwin probability ${node.value}\noptimal move ${node.best}` + (node.start > 0 ? `\nstart probability ${node.start.toFixed(4)}` : "")));
+    group.append(svg("title", {}, `${node.board}\n${game.value_name} ${node.value}\noptimal move ${node.best}` + (node.start > 0 ? `\nstart probability ${node.start.toFixed(4)}` : "")));
     root.append(group);
   }
   for (const [id, label, fill] of [["win", "WIN", "#2e7d32"], ["lose", "LOSE", "#b3541e"]]) {
@@ -379,7 +387,10 @@ async function main() {
   }
   document.title = `solve2048: ${game.game}`;
   $("game-info").textContent = `${game.game}: ${game.states.toLocaleString("en")} states; `
-    + `optimal play wins ${percent(game.start_value)} of games from the random start.`;
+    + (scored() ? `optimal play scores ${shown(game.start_value)} on average`
+      : `optimal play wins ${shown(game.start_value)} of games`) + " from the random start.";
+  const name = game.value_name.charAt(0).toUpperCase() + game.value_name.slice(1);
+  for (const e of document.querySelectorAll(".value-name")) e.textContent = name;
   $("player").replaceChildren(...game.players.map((p) => {
     const o = document.createElement("option");
     o.value = p;

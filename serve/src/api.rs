@@ -85,15 +85,20 @@ pub struct GameInfo {
     pub game: String,
     /// Board side.
     pub size: usize,
-    /// Target tile.
-    pub target: u64,
+    /// Target tile (None: played until no move is left).
+    pub target: Option<u64>,
     /// Discount per move.
     pub discount: f64,
     /// Probability that a spawned tile is a 4.
     pub four_probability: f64,
+    /// What the values measure: `win` or `score`.
+    pub objective: &'static str,
+    /// The values in words (`win probability`, `expected score`, ...).
+    pub value_name: String,
     /// Non-terminal canonical states.
     pub states: u64,
-    /// Win probability from the random start under optimal play.
+    /// The value from the random start under optimal play: the win
+    /// probability or the expected score.
     pub start_value: f64,
     /// Number of layers (tile sums).
     pub layers: usize,
@@ -133,9 +138,11 @@ pub async fn game(State(state): State<Arc<AppState>>) -> Json<GameInfo> {
     Json(GameInfo {
         game: g.name(),
         size: g.size(),
-        target: g.target(),
+        target: g.target_tile(),
         discount: g.discount,
         four_probability: g.four_probability(),
+        objective: g.objective.name(),
+        value_name: g.value_name(),
         states: summary.states,
         start_value: summary.start_value,
         layers: summary.layers.len(),

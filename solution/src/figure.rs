@@ -152,14 +152,16 @@ pub fn svg(game: &str, layers: &[LayerStats]) -> String {
             );
         }
     }
+    let value_top = layers.first().map_or(1.0, |l| l.value_top);
     for i in 0..=4 {
-        let v = i as f64 / 4.0;
-        let yy = bottom - v * PANEL_H;
+        let f = i as f64 / 4.0;
+        let yy = bottom - f * PANEL_H;
         let _ = writeln!(
             o,
-            r#"<text x="{}" y="{}" text-anchor="end">{v:.2}</text>"#,
+            r#"<text x="{}" y="{}" text-anchor="end">{:.2}</text>"#,
             LEFT - 6.0,
-            yy + 4.0
+            yy + 4.0,
+            f * value_top
         );
     }
     let _ = writeln!(
@@ -262,6 +264,7 @@ mod tests {
             sum,
             parts: vec![(3, states)],
             values: std::array::from_fn(|b| (b as u64 + sum as u64) % 3),
+            value_top: 1.0,
         })
         .collect()
     }

@@ -62,12 +62,14 @@ impl OptimalPlayer {
     }
 
     /// The value of `board` as it lies under optimal play (the win
-    /// probability at discount 1): 1 once the target is on the board, 0 when
-    /// no move is legal, else the stored value of its canonical form.
+    /// probability at discount 1, or the expected score to come): the
+    /// target's value ([`solve2048_core::Game::target_value`]) once it is on
+    /// the board, 0 when no move is legal, else the stored value of its
+    /// canonical form.
     pub fn value(&self, board: u64) -> Result<f64, QueryError> {
         let game = self.solution.game();
         if has_exponent(board, game.target_exp) {
-            return Ok(1.0);
+            return Ok(game.target_value());
         }
         if self.mover.is_lost(board) {
             return Ok(0.0);

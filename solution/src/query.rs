@@ -30,7 +30,8 @@ pub enum Status {
 pub struct Answer {
     /// Won, lost or playing.
     pub status: Status,
-    /// Win probability under optimal play.
+    /// The value under optimal play: the win probability, or the expected
+    /// score to come with the score objective.
     pub value: f64,
     /// Value of each action (left, right, up, down); None where illegal. In
     /// JSON an object keyed by the moves' names (`{"left": 0.9, ...}`).
@@ -150,7 +151,7 @@ impl Solution {
         if has_exponent(board, game.target_exp) {
             return Ok(Answer {
                 status: Status::Won,
-                value: 1.0,
+                value: game.target_value(),
                 actions: [None; 4],
                 best: None,
             });

@@ -12,7 +12,7 @@ use crate::solution::{QueryError, Solution};
 pub struct StateValue {
     /// The canonical state.
     pub state: u64,
-    /// Its win probability under optimal play.
+    /// Its value under optimal play (win probability or expected score).
     pub value: f64,
     /// Its optimal action, in the canonical orientation.
     pub action: Direction,
@@ -24,7 +24,7 @@ pub struct StateValue {
 pub struct ChunkStates {
     /// The canonical states.
     pub states: Vec<u64>,
-    /// Their win probabilities under optimal play.
+    /// Their values under optimal play.
     pub values: Vec<f64>,
     /// Their optimal actions.
     pub actions: Vec<Direction>,

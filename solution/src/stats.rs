@@ -2,6 +2,7 @@
 //! [`crate::figure`]).
 
 use solve2048_core::formats::chunk::{ChunkHeader, ChunkKind};
+use solve2048_core::Objective;
 use solve2048_store::layout;
 
 use crate::solution::{QueryError, Solution};
@@ -16,9 +17,13 @@ pub struct LayerStats {
     pub sum: u32,
     /// (max-tile exponent, states) of each part.
     pub parts: Vec<(u8, u64)>,
-    /// States whose value falls in each of [`VALUE_BINS`] equal bins of [0, 1]
-    /// (a value of exactly 1 counts in the last bin).
+    /// States whose value falls in each of [`VALUE_BINS`] equal bins of
+    /// [0, `value_top`] (a value at or above the top counts in the last bin).
     pub values: [u64; VALUE_BINS],
+    /// The top of the value bins: 1 for win probabilities, the start value
+    /// for expected scores (a board's expected score to come is seldom
+    /// above the start's).
+    pub value_top: f64,
 }
 
 impl Solution {
@@ -31,6 +36,10 @@ impl Solution {
                 continue;
             };
             let mut values = [0u64; VALUE_BINS];
+            let value_top = match self.game.objective {
+                Objective::Win => 1.0,
+                Objective::Score => self.summary().start_value.max(f64::MIN_POSITIVE),
+            };
             let mut parts = Vec::new();
             for part in &layer.parts {
                 parts.push((part.part.max_exp, part.chunks.iter().map(|c| c.count).sum()));
@@ -42,11 +51,17 @@ impl Solution {
                         count: c.chunk.count,
                     };
                     for v in self.store.read_values(&layout::values_of(c), &h).await? {
-                        values[((v * VALUE_BINS as f64) as usize).min(VALUE_BINS - 1)] += 1;
+                        let bin = (v / value_top * VALUE_BINS as f64) as usize;
+                        values[bin.min(VALUE_BINS - 1)] += 1;
                     }
                 }
             }
-            out.push(LayerStats { sum, parts, values });
+            out.push(LayerStats {
+                sum,
+                parts,
+                values,
+                value_top,
+            });
         }
         Ok(out)
     }

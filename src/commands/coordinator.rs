@@ -33,6 +33,9 @@ pub struct Args {
     /// Probability that a spawned tile is a 4 (a 2 otherwise), 0 to 1.
     #[arg(long, value_name = "P", default_value_t = 0.1)]
     four_probability: f64,
+    /// What to maximise: `win` or `score` (see `solve --help`).
+    #[arg(long, default_value = "win")]
+    objective: String,
     /// Largest number of states in one chunk [default: 4194304; with
     /// --evaluate, the solved store's].
     #[arg(long)]
@@ -46,7 +49,7 @@ pub struct Args {
         long,
         value_name = "SOLVED_STORE",
         requires = "player",
-        conflicts_with_all = ["board", "target", "discount", "four_probability", "zstd_level"]
+        conflicts_with_all = ["board", "target", "discount", "four_probability", "objective", "zstd_level"]
     )]
     evaluate: Option<String>,
     /// With --evaluate: the player to evaluate.
@@ -99,6 +102,7 @@ async fn serve(
                 game: game.clone(),
                 discount: args.discount,
                 four_probability: args.four_probability,
+                objective: args.objective.clone(),
                 chunk_size: args.chunk_size.unwrap_or(DEFAULT_CHUNK_SIZE),
                 zstd_level: args.zstd_level,
             };

@@ -311,11 +311,7 @@ pub fn print_evaluation(
         print_out(&text);
         return Ok(());
     }
-    let what = if game.discount == 1.0 {
-        "win probability"
-    } else {
-        "value"
-    };
+    let what = game.value_name();
     let p = &e.player;
     let _ = writeln!(text, "evaluated {p} on {} exactly", game.name());
     let _ = writeln!(text, "  {what} of {p}: {value:.17}");

@@ -13,7 +13,8 @@
 //!   plain integer columns are what pandas and SQL filter on directly
 //!   (`WHERE c00 = 64`), where a list becomes an object column of arrays;
 //! - `tile_sum` (INT32), `max_tile` (UINT16);
-//! - `value` (DOUBLE): the win probability under optimal play;
+//! - `value` (DOUBLE): the value under optimal play (the win probability,
+//!   or the expected score with the score objective);
 //! - `best_move` (STRING): `left`, `right`, `up` or `down`, as `query`
 //!   names them;
 //! - with `--with-moves`, `value_left`, `value_right`, `value_up`,

@@ -10,6 +10,12 @@ use crate::runtime::{open_existing, runtime};
 pub struct Args {
     #[command(flatten)]
     game: GameArgs,
+    /// Probability that a spawned tile is a 4 (as for `solve`).
+    #[arg(long, value_name = "P", default_value_t = 0.1)]
+    four_probability: f64,
+    /// What the solve maximises (as for `solve`): `win` or `score`.
+    #[arg(long, default_value = "win")]
+    objective: String,
     /// Worker machines.
     #[arg(long, default_value_t = 8)]
     workers: u32,
@@ -38,7 +44,10 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<()> {
     use solve2048_coordinator::capacity::{self, Cluster};
     // The discount does not change the states.
-    let game = args.game.game(1.0)?;
+    let game = args
+        .game
+        .game(1.0, args.objective.parse()?)?
+        .with_four_probability(args.four_probability)?;
     anyhow::ensure!(args.chunk_size >= 1, "--chunk-size must be at least 1");
     anyhow::ensure!(
         args.worker_memory.is_finite() && args.worker_memory > 0.0,

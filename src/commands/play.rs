@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, bail};
 use serde_json::json;
 use solve2048_core::rules::spawn::SpawnRule;
-use solve2048_core::{Board, Game};
+use solve2048_core::{Board, Game, Objective};
 use solve2048_players::game::Outcome;
 use solve2048_players::spec::KNOWN;
 use solve2048_players::{parse, simulate_with, summary, GameRecord, Parsed, Player, Step};
@@ -110,11 +110,12 @@ impl Setup {
         let rt = runtime()?;
         let solution = Arc::new(rt.block_on(Solution::open(open_existing(location)?))?);
         let solved = *solution.game();
+        // A store played to the end has no target: neither has its play.
         let (n, target_exp) = game_of(
             args.board.unwrap_or(u32::from(solved.n)),
-            Some(args.target.unwrap_or(solved.target())),
+            args.target.or(solved.target_tile()),
         )?;
-        let target = target_exp.expect("a target is given");
+        let target = target_exp.unwrap_or(solved.target_exp);
         if let Some(p) = args.four_probability {
             anyhow::ensure!(
                 rule_of(p)? == solved.spawn_rule(),
@@ -161,13 +162,12 @@ impl Setup {
         self.oracle.as_ref().map(|o| o.solution().game())
     }
 
-    /// What a store's values are: a win probability at discount 1.
+    /// What a store's values are: a win probability or an expected score
+    /// at discount 1.
     fn value_name(&self) -> String {
         match self.solved() {
-            Some(g) if g.discount != 1.0 => {
-                format!("value under optimal play (discount {})", g.discount)
-            }
-            _ => "win probability under optimal play".to_string(),
+            Some(g) => format!("{} under optimal play", g.value_name()),
+            None => "win probability under optimal play".to_string(),
         }
     }
 }
@@ -397,12 +397,12 @@ fn many_games(args: &Args, setup: &mut Setup) -> anyhow::Result<()> {
         args.seed + args.games - 1
     );
     if let (Some(v), Some(game)) = (start_value(setup), setup.solved()) {
-        if game.discount == 1.0 {
+        if game.discount == 1.0 && game.objective == Objective::Win {
             println!("  optimal play wins {v:.4} of games (the store's exact value)");
         } else {
             println!(
-                "  optimal value {v:.4} (discount {}; the store's exact value)",
-                game.discount
+                "  optimal {} {v:.4} (the store's exact value)",
+                game.value_name()
             );
         }
     }

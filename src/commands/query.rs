@@ -35,7 +35,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let answer = &report.answer;
     print!("{}", board.to_grid(n));
     println!("game: {}   status: {:?}", report.game, answer.status);
-    println!("win probability under optimal play: {:.10}", answer.value);
+    println!(
+        "{} under optimal play: {:.10}",
+        solution.game().value_name(),
+        answer.value
+    );
     for d in Direction::ALL {
         match answer.actions[d as usize] {
             Some(v) => println!(

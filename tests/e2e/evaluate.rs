@@ -2,7 +2,7 @@
 //! as a job of the same coordinator and workers as the solve.
 //!
 //! - Its values equal, to 1e-12, a slow, obvious memoised recursion over
-//!   boards as they lie (`players::slow_win_probability`) for `random`,
+//!   boards as they lie (`players::slow_value`) for `random`,
 //!   `order:LDRU` and `optimal` on 2x2 to 16, 2x2 to 32 and 3x3 to 64 (the
 //!   slow optimal player picks its moves by a recursion of its own, not
 //!   from any store); `optimal` is worth the solved store's start value;
@@ -23,8 +23,8 @@ use std::time::{Duration, Instant};
 
 use solve2048_core::rules::moves::{has_exponent, Mover};
 use solve2048_core::rules::spawn::{empty_bits, SpawnRule};
-use solve2048_core::{Direction, Game};
-use solve2048_players::{parse, simulate, slow_win_probability, NotExact, Parsed, Player};
+use solve2048_core::{Direction, Game, Objective};
+use solve2048_players::{parse, simulate, slow_value, NotExact, Parsed, Player};
 
 use crate::cli::{bin, chunk_objects, fails_with, free_port};
 use crate::reference::{copy_store, solved};
@@ -77,32 +77,40 @@ impl SlowOptimal {
         }
     }
 
-    /// The value of each move of `x` (None where illegal).
+    /// The value of each move of `x` (None where illegal): what it scores
+    /// (with the score objective) and what follows.
     fn moves(&mut self, x: u64) -> [Option<f64>; 4] {
         let mut q = [None; 4];
         for d in Direction::ALL {
-            let after = self.mover.apply(x, d);
+            let (after, points) = self.mover.apply_scored(x, d);
             if after == x {
                 continue;
             }
-            q[d as usize] = Some(if has_exponent(after, self.game.target_exp) {
-                self.game.discount
-            } else {
-                let mut empties = empty_bits(after, self.game.size());
-                let k = f64::from(empties.count_ones());
-                let rule = self.game.spawn_rule();
-                let mut v = 0.0;
-                while empties != 0 {
-                    let bit = empties & empties.wrapping_neg();
-                    for (tile, chance) in [(bit, rule.two), (bit << 1, rule.four)] {
-                        if chance > 0.0 {
-                            v += chance / k * self.value(after | tile);
+            let earned = match self.game.objective {
+                Objective::Win => 0.0,
+                Objective::Score => f64::from(points),
+            };
+            q[d as usize] = Some(
+                earned
+                    + if has_exponent(after, self.game.target_exp) {
+                        self.game.discount * self.game.target_value()
+                    } else {
+                        let mut empties = empty_bits(after, self.game.size());
+                        let k = f64::from(empties.count_ones());
+                        let rule = self.game.spawn_rule();
+                        let mut v = 0.0;
+                        while empties != 0 {
+                            let bit = empties & empties.wrapping_neg();
+                            for (tile, chance) in [(bit, rule.two), (bit << 1, rule.four)] {
+                                if chance > 0.0 {
+                                    v += chance / k * self.value(after | tile);
+                                }
+                            }
+                            empties &= empties - 1;
                         }
-                    }
-                    empties &= empties - 1;
-                }
-                self.game.discount * v
-            });
+                        self.game.discount * v
+                    },
+            );
         }
         q
     }
@@ -180,8 +188,8 @@ fn exact_values_match_a_slow_recursion_over_boards_as_they_lie() {
             let out = dir.path().join(format!("{n}-{target}-{spec}"));
             let got = evaluate_json(&reference.store, spec, &out, &[]);
             let slow = match spec {
-                "optimal" => slow_win_probability(&game, &mut SlowOptimal::new(game)),
-                _ => slow_win_probability(&game, player(spec, n as usize).as_mut()),
+                "optimal" => slow_value(&game, &mut SlowOptimal::new(game)),
+                _ => slow_value(&game, player(spec, n as usize).as_mut()),
             }
             .unwrap();
             let (value, gap) = (got["value"].as_f64().unwrap(), got["gap"].as_f64().unwrap());

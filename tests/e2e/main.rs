@@ -17,6 +17,7 @@ mod figures;
 mod full;
 mod house;
 mod memory;
+mod objective;
 mod operate;
 mod plan;
 mod players;

@@ -10,7 +10,7 @@ fn plan(args: &[&str]) -> std::process::Output {
     bin().arg("plan").args(args).output().unwrap()
 }
 
-fn plan_json(args: &[&str]) -> serde_json::Value {
+pub(crate) fn plan_json(args: &[&str]) -> serde_json::Value {
     let mut args = args.to_vec();
     args.push("--json");
     let out = plan(&args);

@@ -12,7 +12,7 @@ use std::path::Path;
 use std::process::Output;
 use std::sync::Arc;
 
-use solve2048_players::{parse, slow_win_probability, Parsed};
+use solve2048_players::{parse, slow_value, Parsed};
 use solve2048_solution::{OptimalPlayer, Solution};
 
 use crate::cli::{bin, fails_with};
@@ -351,7 +351,7 @@ fn the_optimal_player_wins_with_the_start_value_exactly() {
         )
         .unwrap();
         let start = reference.summary["start_value"].as_f64().unwrap();
-        let exact = slow_win_probability(&game, &mut optimal).unwrap();
+        let exact = slow_value(&game, &mut optimal).unwrap();
         assert!(
             (exact - start).abs() < 1e-12,
             "{}: {exact} vs {start}",
@@ -363,7 +363,7 @@ fn the_optimal_player_wins_with_the_start_value_exactly() {
         else {
             unreachable!()
         };
-        let g = slow_win_probability(&game, greedy.as_mut()).unwrap();
+        let g = slow_value(&game, greedy.as_mut()).unwrap();
         assert!(g < start, "greedy {g} vs optimal {start}");
         // Another game is refused.
         let other = OptimalPlayer::new(solution, rt.handle().clone(), 4, game.target_exp);

@@ -3,7 +3,7 @@
 //!
 //! - The stored solve's start value equals, to 1e-12, a slow, obvious
 //!   memoised recursion over boards as they lie (no symmetry, no layers:
-//!   `SlowOptimal` through `players::slow_win_probability`) for P = 0, 0.25,
+//!   `SlowOptimal` through `players::slow_value`) for P = 0, 0.25,
 //!   0.5 and 1 on 2x2 to 16 and 32, and 0.25 and 0.5 on 3x3 to 64, with and
 //!   without a discount.
 //! - `evaluate` values a player under the store's rule exactly (P = 0.5, 0
@@ -17,7 +17,7 @@
 //!   not a number.
 
 use solve2048_core::Game;
-use solve2048_players::{parse, slow_win_probability, Parsed};
+use solve2048_players::{parse, slow_value, Parsed};
 
 use crate::cli::{bin, solve_json};
 use crate::evaluate::{evaluate_json, SlowOptimal};
@@ -67,7 +67,7 @@ fn start_values_equal_a_slow_recursion_over_boards_as_they_lie() {
         assert_eq!(out["columns"].as_u64(), Some(n as u64));
         assert_eq!(out["objective"].as_str(), Some("win"));
         let got = out["start_value"].as_f64().unwrap();
-        let slow = slow_win_probability(&game, &mut SlowOptimal::new(game)).unwrap();
+        let slow = slow_value(&game, &mut SlowOptimal::new(game)).unwrap();
         assert!(
             (got - slow).abs() < 1e-12,
             "{}: {got} vs {slow}",
@@ -111,7 +111,7 @@ fn evaluate_values_a_player_under_the_stores_rule() {
             let Parsed::Player(mut player) = parse(spec, n as usize, &rule, 0).unwrap() else {
                 unreachable!()
             };
-            let slow = slow_win_probability(&game, player.as_mut()).unwrap();
+            let slow = slow_value(&game, player.as_mut()).unwrap();
             let value = got["value"].as_f64().unwrap();
             let what = format!("{spec} on {}", game.name());
             assert!((value - slow).abs() < 1e-12, "{what}: {value} vs {slow}");

@@ -222,6 +222,10 @@ pub fn part_counts(game: &Game) -> Vec<PartCount> {
     if let Some(exact) = enumerate_small(game) {
         return exact;
     }
+    // The table counts the boards of a rule that spawns both tiles (any
+    // chance of a 4 strictly between 0 and 1 reaches the same ones); with
+    // only 2s or only 4s it is an upper bound.
+    let both_tiles = !matches!(game.fours_per_million, 0 | 1_000_000);
     let mut out: Vec<PartCount> = FOUR_BY_FOUR_TO_32
         .iter()
         .filter(|r| r.1 < game.target_exp)
@@ -229,7 +233,11 @@ pub fn part_counts(game: &Game) -> Vec<PartCount> {
             sum,
             max_exp,
             states,
-            source: Source::Exact,
+            source: if both_tiles {
+                Source::Exact
+            } else {
+                Source::Estimated
+            },
         })
         .collect();
     for k in 5..game.target_exp {

@@ -132,6 +132,32 @@ pub struct Plan {
     pub notes: Vec<String>,
 }
 
+/// What a plan's figures are for a variant of the standard game (another
+/// chance of a 4, the score objective), None for the standard game.
+fn variant_note(game: &Game, modelled: bool) -> Option<String> {
+    let standard = Game::new(game.n.into(), 8, 1.0).ok()?;
+    let four = game.fours_per_million != standard.fours_per_million;
+    let score = game.objective != standard.objective;
+    if !four && !score {
+        return None;
+    }
+    let counted = match modelled {
+        false => "counted exactly for this game",
+        true => "modelled on the standard game's (a 4 at 0.1)",
+    };
+    let mut note = format!(
+        "variant: the boards of {} are {counted}; the objective changes what a board is worth, \
+         not which boards there are, and every chance of a 4 strictly between 0 and 1 reaches \
+         the same boards",
+        game.name()
+    );
+    if modelled && matches!(game.fours_per_million, 0 | 1_000_000) {
+        note += "; with only 2s or only 4s fewer are reached, so the figures are upper bounds \
+                 (estimated)";
+    }
+    Some(note)
+}
+
 /// Plan `game` on `cluster`, with the exact layers a store has indexed.
 pub fn plan(
     game: &Game,
@@ -214,6 +240,9 @@ pub fn plan(
     }
     if extrapolated {
         notes.push(growth::extrapolation_note(game.target_exp));
+    }
+    if let Some(note) = variant_note(game, exact_states < states) {
+        notes.push(note);
     }
     if !stored.is_empty() {
         notes.push(format!(

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use solve2048_core::rules::moves::Mover;
 use solve2048_core::{rules::canonical::canonical, rules::slow, Direction, Game};
 use solve2048_players::player::legal_moves;
-use solve2048_players::{parse, simulate, slow_win_probability, NotExact, Parsed, Player};
+use solve2048_players::{parse, simulate, slow_value, NotExact, Parsed, Player};
 
 fn build(spec: &str, n: usize, seed: u64) -> Box<dyn Player> {
     match parse(
@@ -27,7 +27,7 @@ fn exact_win_probabilities_agree_with_10000_seeded_games() {
     for (n, target) in [(2, 16), (2, 32), (3, 64)] {
         let game = Game::new(n, target, 1.0).unwrap();
         for spec in ["order:LDRU", "random", "greedy"] {
-            let exact = slow_win_probability(&game, build(spec, n as usize, 0).as_mut()).unwrap();
+            let exact = slow_value(&game, build(spec, n as usize, 0).as_mut()).unwrap();
             let games = 10_000;
             let mut p = build(spec, n as usize, 0);
             let won = (0..games)
@@ -119,14 +119,14 @@ fn the_optimal_policy_reproduces_the_published_start_values() {
     for (target, published, tolerance) in [(16, 0.96251, 5e-6), (32, 0.08289, 5e-6)] {
         let game = Game::new(2, target, 1.0).unwrap();
         let mut optimal = Optimal::new(game);
-        let value = slow_win_probability(&game, &mut optimal).unwrap();
+        let value = slow_value(&game, &mut optimal).unwrap();
         assert!(
             (value - published).abs() <= tolerance,
             "2x2 to {target}: {value}, published {published}"
         );
         // No player does better than the optimal one.
         for spec in ["order:LDRU", "random", "greedy", "schain", "expectimax:2"] {
-            let v = slow_win_probability(&game, build(spec, 2, 0).as_mut()).unwrap();
+            let v = slow_value(&game, build(spec, 2, 0).as_mut()).unwrap();
             assert!(v <= value + 1e-12, "{spec} {v} > optimal {value}");
         }
     }
@@ -137,9 +137,9 @@ fn discounting_and_sampled_players() {
     let game = Game::new(2, 16, 0.9).unwrap();
     let undiscounted = Game::new(2, 16, 1.0).unwrap();
     let mut p = build("order:LDRU", 2, 0);
-    let a = slow_win_probability(&game, p.as_mut()).unwrap();
-    let b = slow_win_probability(&undiscounted, p.as_mut()).unwrap();
+    let a = slow_value(&game, p.as_mut()).unwrap();
+    let b = slow_value(&undiscounted, p.as_mut()).unwrap();
     assert!(a < b && a > 0.0, "{a} {b}");
-    let e = slow_win_probability(&game, build("mc:5", 2, 0).as_mut()).unwrap_err();
+    let e = slow_value(&game, build("mc:5", 2, 0).as_mut()).unwrap_err();
     assert!(e.player == "mc:5");
 }
