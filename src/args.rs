@@ -7,14 +7,15 @@ use std::time::Duration;
 use anyhow::Context;
 use solve2048_coordinator::LeaseConfig;
 use solve2048_core::task::JobSpec;
-use solve2048_core::{Game, Objective};
+use solve2048_core::{Game, Objective, Shape};
 
-/// The game: board size and target tile.
+/// The game: board shape and target tile.
 #[derive(clap::Args, Clone, Debug)]
 pub struct GameArgs {
-    /// Board side: 2, 3 or 4.
+    /// Board: 2, 3 or 4 for a square, or RxC for R rows of C cells (2 to 4
+    /// each; 3x4 is 3 rows of 4).
     #[arg(long)]
-    pub board: u32,
+    pub board: Shape,
     /// Target tile: a power of two (8 to 32768; smaller boards hold less).
     /// Optional with `--objective score`: without it the game is played
     /// until no move is left.
@@ -27,7 +28,7 @@ impl GameArgs {
     /// the score game played to the end.
     pub fn game(&self, discount: f64, objective: Objective) -> anyhow::Result<Game> {
         match self.target {
-            Some(t) => Ok(Game::new(self.board, t, discount)?.with_objective(objective)?),
+            Some(t) => Ok(Game::on(self.board, t, discount)?.with_objective(objective)?),
             None if objective == Objective::Score => Ok(Game::to_the_end(self.board, discount)?),
             None => anyhow::bail!(
                 "--target is required: the tile that wins (or --objective score to play to the end)"

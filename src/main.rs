@@ -30,7 +30,16 @@ fn main() -> std::process::ExitCode {
         // --help and --version print and succeed; a bad argument is an error
         // like any other: exit status 1.
         Err(e) => {
-            let _ = e.print();
+            use clap::error::ErrorKind;
+            // A value that does not parse (`--board 5x2`, `--target abc`)
+            // is one line, what is wrong with it; other errors (a missing
+            // or unknown flag) keep clap's usage hint.
+            if e.kind() == ErrorKind::ValueValidation {
+                let text = e.render().to_string();
+                eprintln!("{}", text.lines().next().unwrap_or_default());
+            } else {
+                let _ = e.print();
+            }
             return if e.use_stderr() {
                 std::process::ExitCode::FAILURE
             } else {

@@ -41,9 +41,9 @@ pub fn print_summary(
     );
     if json {
         let out = serde_json::json!({
-            "board": game.n,
-            "rows": game.n,
-            "columns": game.n,
+            "board": game.shape,
+            "rows": game.shape.rows(),
+            "columns": game.shape.cols(),
             "target": game.target_tile(),
             "discount": game.discount,
             "four_probability": game.four_probability(),

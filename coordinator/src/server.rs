@@ -84,7 +84,7 @@ fn status_of(info: &JobInfo, scheduler: &Scheduler, outcome: &Mutex<Outcome>) ->
 /// memory in a moment; none for the larger 3x3 games (3x3 to 512 and 1024
 /// take seconds, a noticeable share of their whole solve).
 fn upfront_estimate(game: &solve2048_core::Game) -> Option<std::collections::BTreeMap<u32, u64>> {
-    if game.n == 3 && game.target() > 256 {
+    if game.shape.cells() <= 9 && game.shape.cells() > 4 && game.target() > 256 {
         return None;
     }
     let mut layers = std::collections::BTreeMap::new();

@@ -15,7 +15,7 @@ use solve2048_core::{Board, Direction, Game};
 /// Seeded mid-game 4x4 boards: a random walk of real play from a fixed seed,
 /// keeping the boards of one tile-sum layer.
 fn layer_states(game: &Game, sum_goal: u32, want: usize) -> (PartId, Vec<u64>) {
-    let mover = Mover::new(game.size());
+    let mover = Mover::new(game.shape);
     let mut rng = 0x2048_2048_u64;
     let mut next = || {
         rng ^= rng << 13;
@@ -45,7 +45,7 @@ fn layer_states(game: &Game, sum_goal: u32, want: usize) -> (PartId, Vec<u64>) {
                             max_exp: b.max_exponent(),
                         })
                         .or_default()
-                        .push(canonical(x, 4));
+                        .push(canonical(x, solve2048_core::Shape::square(4)));
                 }
                 break;
             }
@@ -69,7 +69,7 @@ fn layer_states(game: &Game, sum_goal: u32, want: usize) -> (PartId, Vec<u64>) {
 fn kernels(c: &mut Criterion) {
     let game = Game::new(4, 64, 1.0).unwrap();
     let (part, states) = layer_states(&game, 200, 20_000);
-    let mover = Mover::new(4);
+    let mover = Mover::new(solve2048_core::Shape::square(4));
 
     let mut g = c.benchmark_group("board");
     g.throughput(Throughput::Elements(states.len() as u64 * 4));
@@ -91,7 +91,7 @@ fn kernels(c: &mut Criterion) {
         b.iter(|| {
             states
                 .iter()
-                .map(|&s| canonical(s.rotate_left(16), 4))
+                .map(|&s| canonical(s.rotate_left(16), solve2048_core::Shape::square(4)))
                 .fold(0, u64::wrapping_add)
         })
     });
@@ -147,7 +147,11 @@ fn kernels(c: &mut Criterion) {
         t
     };
     let (plus2, plus4) = (table(part.sum + 2), table(part.sum + 4));
-    let after = afterstates(&game, &Mover::new(4), &states);
+    let after = afterstates(
+        &game,
+        &Mover::new(solve2048_core::Shape::square(4)),
+        &states,
+    );
     g.throughput(Throughput::Elements(after.len() as u64));
     g.bench_function("gather_4x4_afterstates", |b| {
         b.iter(|| gather(&game, part.sum, 1, &after, &plus2).unwrap())

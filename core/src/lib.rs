@@ -25,3 +25,4 @@ pub mod task;
 pub use rules::board::Board;
 pub use rules::direction::Direction;
 pub use rules::game::{Game, GameError, Objective};
+pub use rules::shape::Shape;

@@ -39,6 +39,14 @@ pub enum PlayerError {
     /// reads a solved store, which the caller opens and builds it from.
     #[error("the optimal player needs a solved store; build it from the store")]
     NeedsStore,
+    /// A player for square boards only, asked to play a rectangle.
+    #[error("the {player} player plays square boards only; this game's board is {shape}")]
+    SquareOnly {
+        /// The player.
+        player: String,
+        /// The board asked for.
+        shape: solve2048_core::Shape,
+    },
     /// A board side outside 2..=4.
     #[error("board size {n} is not supported: use 2, 3 or 4")]
     BoardSize {

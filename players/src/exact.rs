@@ -29,7 +29,7 @@ use crate::{NotExact, Player};
 /// Fails with [`NotExact`] for a player without a move distribution. Panics
 /// if the player's distribution names an illegal move.
 pub fn slow_value(game: &Game, player: &mut dyn Player) -> Result<f64, NotExact> {
-    let n = game.size();
+    let n = game.shape;
     let mut eval = Eval {
         game,
         rule: game.spawn_rule(),
@@ -60,7 +60,7 @@ impl Eval<'_> {
         if let Some(&v) = self.memo.get(&x) {
             return Ok(v);
         }
-        let n = self.game.size();
+        let n = self.game.shape;
         let mut v = 0.0;
         if !self.mover.is_lost(x) {
             for (dir, p) in player.distribution(x)? {

@@ -43,8 +43,9 @@ use solve2048_core::rules::canonical::transpose;
 use solve2048_core::rules::moves::Mover;
 use solve2048_core::rules::spawn::{empty_bits, SpawnRule};
 use solve2048_core::Direction;
+use solve2048_core::Shape;
 
-use crate::player::{certain, check_size, legal_moves, BoardMap, Player};
+use crate::player::{certain, legal_moves, BoardMap, Player};
 use crate::{NotExact, PlayerError};
 
 /// The weights of the heuristic (see the module docs).
@@ -128,39 +129,54 @@ impl Heuristic {
     }
 }
 
-/// The heuristic of every line of one board size.
+/// The heuristic of every line of one board shape.
 pub struct HeuristicTables {
-    n: usize,
-    /// `line[row]`: the heuristic of the line whose cells are the nybbles of
-    /// `row`, cell 0 lowest.
-    pub line: Vec<f32>,
-    /// The value of a lost position: 1 below `2n` times the lowest line.
+    shape: Shape,
+    /// `row_line[row]`: the heuristic of the row whose cells are the nybbles
+    /// of `row`, cell 0 lowest.
+    pub row_line: Vec<f32>,
+    /// `column_line[column]`: the same for a column (top cell lowest); the
+    /// rows' table on a square.
+    pub column_line: Vec<f32>,
+    /// The value of a lost position: 1 below the sum of the lowest line of
+    /// every row and column.
     pub lost: f64,
 }
 
 impl HeuristicTables {
-    /// Tables of `heuristic` for side `n`.
-    pub fn new(n: usize, heuristic: &Heuristic) -> HeuristicTables {
-        let line: Vec<f32> = (0..1usize << (4 * n))
-            .map(|row| {
-                let cells: Vec<u8> = (0..n).map(|c| ((row >> (4 * c)) & 0xF) as u8).collect();
-                heuristic.line(&cells) as f32
-            })
-            .collect();
-        let lowest = line.iter().copied().fold(f32::INFINITY, f32::min);
+    /// Tables of `heuristic` for boards of `shape`.
+    pub fn new(shape: Shape, heuristic: &Heuristic) -> HeuristicTables {
+        let table = |n: usize| -> Vec<f32> {
+            (0..1usize << (4 * n))
+                .map(|row| {
+                    let cells: Vec<u8> = (0..n).map(|c| ((row >> (4 * c)) & 0xF) as u8).collect();
+                    heuristic.line(&cells) as f32
+                })
+                .collect()
+        };
+        let row_line = table(shape.cols());
+        let column_line = if shape.is_square() {
+            row_line.clone()
+        } else {
+            table(shape.rows())
+        };
+        let lowest = |t: &[f32]| f64::from(t.iter().copied().fold(f32::INFINITY, f32::min));
         HeuristicTables {
-            n,
-            lost: 2.0 * n as f64 * f64::from(lowest) - 1.0,
-            line,
+            shape,
+            lost: shape.rows() as f64 * lowest(&row_line)
+                + shape.cols() as f64 * lowest(&column_line)
+                - 1.0,
+            row_line,
+            column_line,
         }
     }
 
-    /// The default heuristic's tables for side `n`, built on first use.
-    pub fn default_for(n: usize) -> Arc<HeuristicTables> {
-        static TABLES: [OnceLock<Arc<HeuristicTables>>; 3] =
-            [OnceLock::new(), OnceLock::new(), OnceLock::new()];
-        TABLES[n - 2]
-            .get_or_init(|| Arc::new(HeuristicTables::new(n, &Heuristic::default())))
+    /// The default heuristic's tables for boards of `shape`, built on first
+    /// use.
+    pub fn default_for(shape: Shape) -> Arc<HeuristicTables> {
+        static TABLES: [OnceLock<Arc<HeuristicTables>>; 9] = [const { OnceLock::new() }; 9];
+        TABLES[shape.index()]
+            .get_or_init(|| Arc::new(HeuristicTables::new(shape, &Heuristic::default())))
             .clone()
     }
 
@@ -169,9 +185,15 @@ impl HeuristicTables {
     pub fn board(&self, x: u64) -> f64 {
         let t = transpose(x);
         let mut total = 0.0f64;
-        for r in 0..self.n {
-            total += f64::from(self.line[((x >> (16 * r)) & 0xFFFF) as usize]);
-            total += f64::from(self.line[((t >> (16 * r)) & 0xFFFF) as usize]);
+        let (rows, cols) = (self.shape.rows(), self.shape.cols());
+        // Row i, then column i: on a square, the order the sum always had.
+        for i in 0..rows.max(cols) {
+            if i < rows {
+                total += f64::from(self.row_line[((x >> (16 * i)) & 0xFFFF) as usize]);
+            }
+            if i < cols {
+                total += f64::from(self.column_line[((t >> (16 * i)) & 0xFFFF) as usize]);
+            }
         }
         total
     }
@@ -179,7 +201,7 @@ impl HeuristicTables {
 
 /// The `expectimax:D` player (see the module docs).
 pub struct ExpectimaxPlayer {
-    n: usize,
+    shape: Shape,
     rule: SpawnRule,
     depth: u8,
     threshold: f64,
@@ -198,10 +220,9 @@ pub const MAX_DEPTH: u8 = 8;
 pub const DEFAULT_THRESHOLD: f64 = 1e-4;
 
 impl ExpectimaxPlayer {
-    /// An expectimax player for side `n` searching `depth` moves (1 to
-    /// [`MAX_DEPTH`]), with the default heuristic and threshold.
-    pub fn new(n: usize, depth: u8) -> Result<ExpectimaxPlayer, PlayerError> {
-        check_size(n)?;
+    /// An expectimax player for boards of `shape` searching `depth` moves
+    /// (1 to [`MAX_DEPTH`]), with the default heuristic and threshold.
+    pub fn new(shape: Shape, depth: u8) -> Result<ExpectimaxPlayer, PlayerError> {
         if !(1..=MAX_DEPTH).contains(&depth) {
             return Err(PlayerError::BadParameter {
                 player: "expectimax".to_string(),
@@ -210,12 +231,12 @@ impl ExpectimaxPlayer {
             });
         }
         Ok(ExpectimaxPlayer {
-            n,
+            shape,
             rule: SpawnRule::standard(),
             depth,
             threshold: DEFAULT_THRESHOLD,
-            mover: Mover::new(n),
-            tables: HeuristicTables::default_for(n),
+            mover: Mover::new(shape),
+            tables: HeuristicTables::default_for(shape),
             cache: BoardMap::default(),
         })
     }
@@ -229,7 +250,7 @@ impl ExpectimaxPlayer {
 
     /// The same player with another heuristic.
     pub fn with_heuristic(mut self, heuristic: &Heuristic) -> ExpectimaxPlayer {
-        self.tables = Arc::new(HeuristicTables::new(self.n, heuristic));
+        self.tables = Arc::new(HeuristicTables::new(self.shape, heuristic));
         self
     }
 
@@ -262,7 +283,7 @@ impl ExpectimaxPlayer {
                 return v;
             }
         }
-        let mut empties = empty_bits(a, self.n);
+        let mut empties = empty_bits(a, self.shape);
         let k = empties.count_ones();
         let cell_prob = prob / f64::from(k);
         let mut total = 0.0;
@@ -325,15 +346,12 @@ mod tests {
     /// The heuristic of a board computed from its grid, line by line, with
     /// nothing precomputed; and the sum of the lines' magnitudes (the f32
     /// tables round each line to about 1e-7 of it).
-    fn slow_board(x: u64, n: usize, h: &Heuristic) -> (f64, f64) {
-        let g = slow::to_grid(x, n);
-        let mut total = 0.0;
-        let mut size = 0.0;
-        for (i, row) in g.iter().enumerate() {
-            let col: Vec<u8> = g.iter().map(|r| r[i]).collect();
-            total += h.line(row) + h.line(&col);
-            size += h.line(row).abs() + h.line(&col).abs();
-        }
+    fn slow_board(x: u64, shape: Shape, h: &Heuristic) -> (f64, f64) {
+        let g = slow::to_grid(x, shape);
+        let mut lines: Vec<Vec<u8>> = g.clone();
+        lines.extend((0..shape.cols()).map(|c| g.iter().map(|r| r[c]).collect()));
+        let total = lines.iter().map(|l| h.line(l)).sum();
+        let size = lines.iter().map(|l| h.line(l).abs()).sum();
         (total, size)
     }
 
@@ -374,12 +392,12 @@ mod tests {
     fn tables_match_a_slow_per_board_computation() {
         let mut rng = SeededRng::new(11);
         let h = Heuristic::default();
-        for n in 2..=4 {
+        for n in Shape::all() {
             let tables = HeuristicTables::new(n, &h);
             for _ in 0..2000 {
                 let mut x = 0u64;
-                for r in 0..n {
-                    for c in 0..n {
+                for r in 0..n.rows() {
+                    for c in 0..n.cols() {
                         x |= rng.below(12) << (16 * r + 4 * c);
                     }
                 }
@@ -387,7 +405,7 @@ mod tests {
                 let (slow, size) = slow_board(x, n, &h);
                 assert!(
                     (fast - slow).abs() <= 1e-6 * size.max(1.0),
-                    "n={n} x={x:#x}: {fast} vs {slow}"
+                    "{n} x={x:#x}: {fast} vs {slow}"
                 );
                 assert!(tables.lost < fast, "a lost position is worth less");
             }
@@ -397,7 +415,7 @@ mod tests {
     #[test]
     fn depth_one_takes_the_best_afterstate_heuristic() {
         let mut rng = SeededRng::new(3);
-        for n in 2..=4 {
+        for n in Shape::all() {
             let mover = Mover::new(n);
             let mut p = ExpectimaxPlayer::new(n, 1).unwrap();
             let tables = HeuristicTables::default_for(n);
@@ -417,8 +435,7 @@ mod tests {
 
     #[test]
     fn depth_is_checked() {
-        assert!(ExpectimaxPlayer::new(4, 0).is_err());
-        assert!(ExpectimaxPlayer::new(4, MAX_DEPTH + 1).is_err());
-        assert!(ExpectimaxPlayer::new(5, 2).is_err());
+        assert!(ExpectimaxPlayer::new(Shape::square(4), 0).is_err());
+        assert!(ExpectimaxPlayer::new(Shape::square(4), MAX_DEPTH + 1).is_err());
     }
 }

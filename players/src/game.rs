@@ -13,7 +13,7 @@ use serde::Serialize;
 use solve2048_core::rules::moves::{has_exponent, Mover};
 use solve2048_core::rules::rng::SeededRng;
 use solve2048_core::rules::spawn::SpawnRule;
-use solve2048_core::{Board, Direction};
+use solve2048_core::{Board, Direction, Shape};
 
 use crate::{Player, PlayerError};
 
@@ -54,8 +54,8 @@ pub enum Outcome {
 /// A whole game, for displays and summaries.
 #[derive(Clone, Debug, Serialize)]
 pub struct GameRecord {
-    /// Board side.
-    pub n: usize,
+    /// The board's shape.
+    pub shape: Shape,
     /// The target exponent, if the game stopped at a target tile.
     pub target_exp: Option<u8>,
     /// The seed of the tiles (and, through [`player_seed`], of the player).
@@ -112,22 +112,22 @@ pub fn player_seed(seed: u64) -> u64 {
     solve2048_core::space::ids::mix(seed ^ 0x0070_6C61_7965_7200)
 }
 
-/// Play one game of the `n x n` board with `player` from seed `seed`, tiles
+/// Play one game of a board of `shape` with `player` from seed `seed`, tiles
 /// placed by `rule`, until the target tile (exponent `target_exp`) appears
 /// or no move is legal.
 /// `None` plays to the end of the game. A player that gives no legal move
 /// while one remains ends the game [`Outcome::Resigned`] (use
 /// [`simulate_with`] to have that as an error).
 pub fn simulate(
-    n: usize,
+    shape: Shape,
     target_exp: Option<u8>,
     rule: &SpawnRule,
     player: &mut dyn Player,
     seed: u64,
 ) -> GameRecord {
     let mut rng = SeededRng::new(seed).with_rule(rule);
-    let start = rng.start(n);
-    play(n, target_exp, player, seed, (rng, start), |_, _| {})
+    let start = rng.start(shape);
+    play(shape, target_exp, player, seed, (rng, start), |_, _| {})
 }
 
 /// [`simulate`], calling `on_step` with each move as it is played and the
@@ -136,7 +136,7 @@ pub fn simulate(
 /// [`PlayerError::Resigned`], with the player's reason
 /// ([`Player::take_failure`]).
 pub fn simulate_with(
-    n: usize,
+    shape: Shape,
     target_exp: Option<u8>,
     rule: &SpawnRule,
     player: &mut dyn Player,
@@ -144,12 +144,12 @@ pub fn simulate_with(
     on_step: impl FnMut(&Step, u64),
 ) -> Result<GameRecord, PlayerError> {
     let mut rng = SeededRng::new(seed).with_rule(rule);
-    let start = rng.start(n);
-    let record = play(n, target_exp, player, seed, (rng, start), on_step);
+    let start = rng.start(shape);
+    let record = play(shape, target_exp, player, seed, (rng, start), on_step);
     if record.outcome == Outcome::Resigned {
         return Err(PlayerError::Resigned {
             player: record.player,
-            board: Board(record.last).to_text(n),
+            board: Board(record.last).to_text(shape),
             reason: player.take_failure().unwrap_or_else(|| {
                 "it answered no legal move while one remained (a broken player)".to_string()
             }),
@@ -161,14 +161,14 @@ pub fn simulate_with(
 /// The game loop of [`simulate`] and [`simulate_with`], from `start` with
 /// the tiles' stream `rng` after it.
 fn play(
-    n: usize,
+    shape: Shape,
     target_exp: Option<u8>,
     player: &mut dyn Player,
     seed: u64,
     (mut rng, start): (SeededRng, u64),
     mut on_step: impl FnMut(&Step, u64),
 ) -> GameRecord {
-    let mover = Mover::new(n);
+    let mover = Mover::new(shape);
     player.reseed(player_seed(seed));
     let mut x = start;
     let mut steps = Vec::new();
@@ -196,7 +196,7 @@ fn play(
         if has_exponent(x, MAX_EXPONENT) && Board(after).tile_sum() != Board(x).tile_sum() {
             break Outcome::TileLimit;
         }
-        let next = rng.spawn(after, n);
+        let next = rng.spawn(after, shape);
         let new = next ^ after;
         let cell = (new.trailing_zeros() / 4) as u8;
         let step = Step {
@@ -212,7 +212,7 @@ fn play(
         x = next;
     };
     GameRecord {
-        n,
+        shape,
         target_exp,
         seed,
         player: player.name(),
@@ -356,7 +356,7 @@ mod tests {
 
     #[test]
     fn a_seed_gives_the_same_game_and_steps_chain() {
-        for n in 2..=4 {
+        for n in Shape::all() {
             let mut p = RandomPlayer::new(n, 1).unwrap();
             let a = simulate(n, None, &SpawnRule::standard(), &mut p, 17);
             // The same player object, after other games.
@@ -384,9 +384,10 @@ mod tests {
 
     #[test]
     fn the_start_is_play_s_start() {
-        let mut p = OrderPlayer::new(3, OrderPlayer::parse_order("LDRU").unwrap()).unwrap();
-        let a = simulate(3, Some(6), &SpawnRule::standard(), &mut p, 5);
-        assert_eq!(a.start, SeededRng::new(5).start(3));
+        let mut p =
+            OrderPlayer::new(Shape::square(3), OrderPlayer::parse_order("LDRU").unwrap()).unwrap();
+        let a = simulate(Shape::square(3), Some(6), &SpawnRule::standard(), &mut p, 5);
+        assert_eq!(a.start, SeededRng::new(5).start(Shape::square(3)));
         if a.won() {
             assert!(has_exponent(a.last, 6));
         }
@@ -394,12 +395,20 @@ mod tests {
 
     #[test]
     fn a_merge_past_32768_stops_the_game() {
-        let mut p = OrderPlayer::new(4, OrderPlayer::parse_order("LDRU").unwrap()).unwrap();
+        let mut p =
+            OrderPlayer::new(Shape::square(4), OrderPlayer::parse_order("LDRU").unwrap()).unwrap();
         let start = Board::parse("32768 32768 2 4 / 2 4 8 16 / . . . . / . . . .")
             .unwrap()
             .0
              .0;
-        let r = play(4, None, &mut p, 0, (SeededRng::new(0), start), |_, _| {});
+        let r = play(
+            Shape::square(4),
+            None,
+            &mut p,
+            0,
+            (SeededRng::new(0), start),
+            |_, _| {},
+        );
         assert_eq!(r.outcome, Outcome::TileLimit);
         assert!(r.steps.is_empty());
         assert_eq!((r.last, r.max_tile()), (start, 32768));
@@ -408,7 +417,14 @@ mod tests {
             .unwrap()
             .0
              .0;
-        let r = play(4, None, &mut p, 0, (SeededRng::new(0), start), |_, _| {});
+        let r = play(
+            Shape::square(4),
+            None,
+            &mut p,
+            0,
+            (SeededRng::new(0), start),
+            |_, _| {},
+        );
         assert_eq!(r.outcome, Outcome::Lost);
         assert!(!r.steps.is_empty());
     }
@@ -431,20 +447,39 @@ mod tests {
             }
         }
         assert_eq!(
-            simulate(3, None, &SpawnRule::standard(), &mut Quitter, 1).outcome,
+            simulate(
+                Shape::square(3),
+                None,
+                &SpawnRule::standard(),
+                &mut Quitter,
+                1
+            )
+            .outcome,
             Outcome::Resigned
         );
-        let e =
-            simulate_with(3, None, &SpawnRule::standard(), &mut Quitter, 1, |_, _| {}).unwrap_err();
+        let e = simulate_with(
+            Shape::square(3),
+            None,
+            &SpawnRule::standard(),
+            &mut Quitter,
+            1,
+            |_, _| {},
+        )
+        .unwrap_err();
         assert!(
             matches!(&e, PlayerError::Resigned { reason, .. } if reason == "the store is down"),
             "{e}"
         );
-        let mut p = RandomPlayer::new(3, 1).unwrap();
+        let mut p = RandomPlayer::new(Shape::square(3), 1).unwrap();
         let mut seen = Vec::new();
-        let r = simulate_with(3, Some(6), &SpawnRule::standard(), &mut p, 4, |s, next| {
-            seen.push((s.clone(), next))
-        })
+        let r = simulate_with(
+            Shape::square(3),
+            Some(6),
+            &SpawnRule::standard(),
+            &mut p,
+            4,
+            |s, next| seen.push((s.clone(), next)),
+        )
         .unwrap();
         assert_eq!(seen.len(), r.moves());
         assert_eq!(seen.last().unwrap().1, r.last);
@@ -456,7 +491,7 @@ mod tests {
     #[test]
     fn summary_counts_tiles_and_medians() {
         let rec = |score, max_exp, outcome| GameRecord {
-            n: 4,
+            shape: Shape::square(4),
             target_exp: Some(11),
             seed: 0,
             player: "x".into(),

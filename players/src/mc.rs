@@ -13,24 +13,24 @@ use solve2048_core::rules::moves::Mover;
 use solve2048_core::rules::rng::SeededRng;
 use solve2048_core::rules::spawn::SpawnRule;
 use solve2048_core::Direction;
+use solve2048_core::Shape;
 
-use crate::player::{check_size, scored_moves, Player};
+use crate::player::{scored_moves, Player};
 use crate::{NotExact, PlayerError};
 
 /// The `mc:N` player.
 #[derive(Clone)]
 pub struct MonteCarloPlayer {
-    n: usize,
+    shape: Shape,
     mover: Mover,
     playouts: u32,
     rng: SeededRng,
 }
 
 impl MonteCarloPlayer {
-    /// A Monte Carlo player for side `n` with `playouts` (>= 1) playouts per
-    /// legal move, whose stream starts from `seed`.
-    pub fn new(n: usize, playouts: u32, seed: u64) -> Result<MonteCarloPlayer, PlayerError> {
-        check_size(n)?;
+    /// A Monte Carlo player for boards of `shape` with `playouts` (>= 1)
+    /// playouts per legal move, whose stream starts from `seed`.
+    pub fn new(shape: Shape, playouts: u32, seed: u64) -> Result<MonteCarloPlayer, PlayerError> {
         if playouts == 0 {
             return Err(PlayerError::BadParameter {
                 player: "mc".to_string(),
@@ -39,8 +39,8 @@ impl MonteCarloPlayer {
             });
         }
         Ok(MonteCarloPlayer {
-            n,
-            mover: Mover::new(n),
+            shape,
+            mover: Mover::new(shape),
             playouts,
             rng: SeededRng::new(seed),
         })
@@ -69,7 +69,7 @@ impl MonteCarloPlayer {
             }
             let (after, score) = legal[self.rng.below(k as u64) as usize];
             total += score as u64;
-            x = self.rng.spawn(after, self.n);
+            x = self.rng.spawn(after, self.shape);
         }
     }
 }
@@ -81,7 +81,7 @@ impl Player for MonteCarloPlayer {
         for (d, after, score) in moves {
             let mut sum = 0u64;
             for _ in 0..self.playouts {
-                let next = self.rng.spawn(after, self.n);
+                let next = self.rng.spawn(after, self.shape);
                 sum += score as u64 + self.playout(next);
             }
             // Every move has the same number of playouts: compare sums.

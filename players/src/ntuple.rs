@@ -53,9 +53,9 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use solve2048_core::rules::canonical::cell_images;
 use solve2048_core::rules::moves::Mover;
-use solve2048_core::rules::row_tables::Tables;
-use solve2048_core::Direction;
+use solve2048_core::{Direction, Shape};
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::player::{certain, check_size, scored_moves, Player};
@@ -249,7 +249,7 @@ impl Network {
     }
 
     fn with_weights(spec: TupleSpec, weights: Vec<f32>) -> Network {
-        let pos = &Tables::get(spec.n).pos;
+        let pos = cell_images(Shape::square(spec.n as u8));
         let mut lookups = Vec::with_capacity(8 * spec.tuples.len());
         let mut offset = 0;
         for t in &spec.tuples {
@@ -461,13 +461,20 @@ pub struct NTuplePlayer {
 impl NTuplePlayer {
     /// A player of `net`, named `name` (e.g. `ntuple:FILE`).
     pub fn new(net: Arc<Network>, name: String) -> NTuplePlayer {
-        let mover = Mover::new(net.n());
+        let mover = Mover::new(Shape::square(net.n() as u8));
         NTuplePlayer { net, mover, name }
     }
 
-    /// The player of the weights file `path` for side `n`.
-    pub fn load(path: &Path, n: usize) -> Result<NTuplePlayer, PlayerError> {
-        let net = Network::load_for(path, n)?;
+    /// The player of the weights file `path` for boards of `shape`: a
+    /// square (networks are for squares).
+    pub fn load(path: &Path, shape: Shape) -> Result<NTuplePlayer, PlayerError> {
+        if !shape.is_square() {
+            return Err(PlayerError::SquareOnly {
+                player: "ntuple".into(),
+                shape,
+            });
+        }
+        let net = Network::load_for(path, shape.rows())?;
         Ok(NTuplePlayer::new(
             Arc::new(net),
             format!("ntuple:{}", path.display()),
@@ -549,7 +556,11 @@ mod tests {
                 }
                 let v = net.value(x);
                 for g in 0..8 {
-                    assert_eq!(net.value(image(x, n, g)), v, "n={n} g={g} x={x:#x}");
+                    assert_eq!(
+                        net.value(image(x, Shape::square(n as u8), g)),
+                        v,
+                        "n={n} g={g} x={x:#x}"
+                    );
                 }
             }
         }
@@ -563,8 +574,10 @@ mod tests {
         for (i, w) in net.weights.iter_mut().enumerate() {
             *w = i as f32;
         }
-        let x = 0x0000_0456_0023_0001u64 & solve2048_core::rules::board::block_mask(3);
-        let expect: f32 = (0..8).map(|g| (image(x, 3, g) & 0xFFF) as f32).sum();
+        let x = 0x0000_0456_0023_0001u64 & Shape::square(3).block_mask();
+        let expect: f32 = (0..8)
+            .map(|g| (image(x, Shape::square(3), g) & 0xFFF) as f32)
+            .sum();
         assert_eq!(net.value(x), expect);
     }
 

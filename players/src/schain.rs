@@ -28,9 +28,9 @@
 //! legal move.
 
 use solve2048_core::rules::moves::Mover;
-use solve2048_core::{Board, Direction};
+use solve2048_core::{Board, Direction, Shape};
 
-use crate::player::{certain, check_size, Player};
+use crate::player::{certain, Player};
 use crate::{NotExact, PlayerError};
 
 /// The fixed preference order of the last key (see the module docs).
@@ -44,20 +44,19 @@ const PREFERENCE: [Direction; 4] = [
 /// The `schain` player.
 #[derive(Clone)]
 pub struct SChainPlayer {
-    n: usize,
+    shape: Shape,
     mover: Mover,
     /// Nybble shift of each cell of the snake path, in path order.
     path: Vec<u32>,
 }
 
 impl SChainPlayer {
-    /// The snake-chain player for side `n`.
-    pub fn new(n: usize) -> Result<SChainPlayer, PlayerError> {
-        check_size(n)?;
+    /// The snake-chain player for boards of `shape`.
+    pub fn new(shape: Shape) -> Result<SChainPlayer, PlayerError> {
         Ok(SChainPlayer {
-            n,
-            mover: Mover::new(n),
-            path: snake_path(n),
+            shape,
+            mover: Mover::new(shape),
+            path: snake_path(shape),
         })
     }
 
@@ -86,18 +85,20 @@ impl SChainPlayer {
             score > 0,
             self.chain_len(after),
             score,
-            Board(after).empty_cells(self.n),
+            Board(after).empty_cells(self.shape),
             3 - rank,
         )
     }
 }
 
-/// Nybble shifts of the cells of the snake path of side `n`.
-pub fn snake_path(n: usize) -> Vec<u32> {
-    (0..n)
+/// Nybble shifts of the cells of the snake path of boards of `shape`: row
+/// 0 left to right, row 1 right to left, and so on.
+pub fn snake_path(shape: Shape) -> Vec<u32> {
+    let cols = shape.cols();
+    (0..shape.rows())
         .flat_map(|r| {
-            (0..n).map(move |k| {
-                let c = if r % 2 == 0 { k } else { n - 1 - k };
+            (0..cols).map(move |k| {
+                let c = if r % 2 == 0 { k } else { cols - 1 - k };
                 (16 * r + 4 * c) as u32
             })
         })
@@ -136,9 +137,12 @@ mod tests {
 
     #[test]
     fn snake_paths_turn_at_each_row() {
-        assert_eq!(snake_path(2), vec![0, 4, 20, 16]);
-        assert_eq!(snake_path(3), vec![0, 4, 8, 24, 20, 16, 32, 36, 40]);
-        let p = SChainPlayer::new(3).unwrap();
+        assert_eq!(snake_path(Shape::square(2)), vec![0, 4, 20, 16]);
+        assert_eq!(
+            snake_path(Shape::square(3)),
+            vec![0, 4, 8, 24, 20, 16, 32, 36, 40]
+        );
+        let p = SChainPlayer::new(Shape::square(3)).unwrap();
         assert_eq!(p.chain_len(b("16 8 4 / . . 4 / . . .")), 4);
         assert_eq!(p.chain_len(b("16 8 4 / . 2 8 / . . .")), 3);
         assert_eq!(p.chain_len(b(". 8 4 / . . . / . . .")), 0);
@@ -146,7 +150,7 @@ mod tests {
 
     #[test]
     fn keeps_the_corner_then_merges_then_repairs() {
-        let mut p = SChainPlayer::new(3).unwrap();
+        let mut p = SChainPlayer::new(Shape::square(3)).unwrap();
         // Up merges the 2s under the corner 8 and keeps the 8 in the corner.
         assert_eq!(p.choose(b("8 . . / 2 . . / 2 . .")), Some(Direction::Up));
         // Nothing merges; right and down would take the 8 from the corner;
@@ -155,8 +159,14 @@ mod tests {
         // Up merges the 2s (chain 8: length 1); left merges nothing but makes
         // the chain 8 2 (length 2): merging comes first.
         let x = b("8 . 2 / . . 2 / . . .");
-        assert_eq!(p.chain_len(Mover::new(3).apply(x, Direction::Up)), 1);
-        assert_eq!(p.chain_len(Mover::new(3).apply(x, Direction::Left)), 2);
+        assert_eq!(
+            p.chain_len(Mover::new(solve2048_core::Shape::square(3)).apply(x, Direction::Up)),
+            1
+        );
+        assert_eq!(
+            p.chain_len(Mover::new(solve2048_core::Shape::square(3)).apply(x, Direction::Left)),
+            2
+        );
         assert_eq!(p.choose(x), Some(Direction::Up));
         // Left merges the 4s and keeps the 16 in the corner; right merges
         // them too but moves the 16.

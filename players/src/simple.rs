@@ -4,9 +4,9 @@
 
 use solve2048_core::rules::moves::Mover;
 use solve2048_core::rules::rng::SeededRng;
-use solve2048_core::Direction;
+use solve2048_core::{Direction, Shape};
 
-use crate::player::{certain, check_size, legal_moves, scored_moves, Player};
+use crate::player::{certain, legal_moves, scored_moves, Player};
 use crate::{NotExact, PlayerError};
 
 /// `random`: a uniformly random legal move, drawn from its own seeded stream
@@ -19,11 +19,10 @@ pub struct RandomPlayer {
 }
 
 impl RandomPlayer {
-    /// A random player for side `n` whose stream starts from `seed`.
-    pub fn new(n: usize, seed: u64) -> Result<RandomPlayer, PlayerError> {
-        check_size(n)?;
+    /// A random player for boards of `shape` whose stream starts from `seed`.
+    pub fn new(shape: Shape, seed: u64) -> Result<RandomPlayer, PlayerError> {
         Ok(RandomPlayer {
-            mover: Mover::new(n),
+            mover: Mover::new(shape),
             rng: SeededRng::new(seed),
         })
     }
@@ -65,11 +64,10 @@ pub struct OrderPlayer {
 }
 
 impl OrderPlayer {
-    /// An order player for side `n`.
-    pub fn new(n: usize, order: [Direction; 4]) -> Result<OrderPlayer, PlayerError> {
-        check_size(n)?;
+    /// An order player for boards of `shape`.
+    pub fn new(shape: Shape, order: [Direction; 4]) -> Result<OrderPlayer, PlayerError> {
         Ok(OrderPlayer {
-            mover: Mover::new(n),
+            mover: Mover::new(shape),
             order,
         })
     }
@@ -152,11 +150,10 @@ pub struct GreedyPlayer {
 }
 
 impl GreedyPlayer {
-    /// A greedy player for side `n`.
-    pub fn new(n: usize) -> Result<GreedyPlayer, PlayerError> {
-        check_size(n)?;
+    /// A greedy player for boards of `shape`.
+    pub fn new(shape: Shape) -> Result<GreedyPlayer, PlayerError> {
         Ok(GreedyPlayer {
-            mover: Mover::new(n),
+            mover: Mover::new(shape),
         })
     }
 }
@@ -216,7 +213,8 @@ mod tests {
 
     #[test]
     fn order_takes_the_first_legal_move_in_its_order() {
-        let mut p = OrderPlayer::new(2, OrderPlayer::parse_order("LDRU").unwrap()).unwrap();
+        let mut p =
+            OrderPlayer::new(Shape::square(2), OrderPlayer::parse_order("LDRU").unwrap()).unwrap();
         // Left is illegal (tiles packed left, no merges), down is legal.
         assert_eq!(p.choose(b("2 4 / . .")), Some(Direction::Down));
         // Left and down illegal, right legal.
@@ -230,7 +228,7 @@ mod tests {
 
     #[test]
     fn greedy_takes_the_largest_merge_with_ties_in_fixed_order() {
-        let mut p = GreedyPlayer::new(3).unwrap();
+        let mut p = GreedyPlayer::new(Shape::square(3)).unwrap();
         // Left/right merge the 2s (4 points); up/down merge the 8s (16).
         let x = b("2 2 8 / . . 8 / . . .");
         assert_eq!(p.choose(x), Some(Direction::Up));
@@ -242,7 +240,7 @@ mod tests {
 
     #[test]
     fn random_is_uniform_over_legal_moves() {
-        let mut p = RandomPlayer::new(2, 5).unwrap();
+        let mut p = RandomPlayer::new(Shape::square(2), 5).unwrap();
         let x = b("2 . / . .");
         let d = p.distribution(x).unwrap();
         assert_eq!(

@@ -19,12 +19,11 @@ use std::path::PathBuf;
 use std::str::FromStr;
 
 use solve2048_core::rules::spawn::SpawnRule;
-use solve2048_core::Direction;
+use solve2048_core::{Direction, Shape};
 
 use crate::expectimax::{ExpectimaxPlayer, MAX_DEPTH};
 use crate::mc::MonteCarloPlayer;
 use crate::ntuple::NTuplePlayer;
-use crate::player::check_size;
 use crate::schain::SChainPlayer;
 use crate::simple::{GreedyPlayer, OrderPlayer, RandomPlayer};
 use crate::{Player, PlayerError};
@@ -156,28 +155,27 @@ impl PlayerSpec {
         }
     }
 
-    /// Build the player for side `n` and spawn rule `rule` (what the
-    /// players that look ahead expect), its own random stream starting from
-    /// `seed`. `optimal` is refused with [`PlayerError::NeedsStore`].
+    /// Build the player for boards of `shape` and spawn rule `rule` (what
+    /// the players that look ahead expect), its own random stream starting
+    /// from `seed`. `optimal` is refused with [`PlayerError::NeedsStore`].
     pub fn build(
         &self,
-        n: usize,
+        shape: Shape,
         rule: &SpawnRule,
         seed: u64,
     ) -> Result<Box<dyn Player>, PlayerError> {
-        check_size(n)?;
         Ok(match self {
-            PlayerSpec::Random => Box::new(RandomPlayer::new(n, seed)?),
-            PlayerSpec::Order(order) => Box::new(OrderPlayer::new(n, *order)?),
-            PlayerSpec::Greedy => Box::new(GreedyPlayer::new(n)?),
-            PlayerSpec::SChain => Box::new(SChainPlayer::new(n)?),
+            PlayerSpec::Random => Box::new(RandomPlayer::new(shape, seed)?),
+            PlayerSpec::Order(order) => Box::new(OrderPlayer::new(shape, *order)?),
+            PlayerSpec::Greedy => Box::new(GreedyPlayer::new(shape)?),
+            PlayerSpec::SChain => Box::new(SChainPlayer::new(shape)?),
             PlayerSpec::MonteCarlo { playouts } => {
-                Box::new(MonteCarloPlayer::new(n, *playouts, seed)?.with_rule(rule))
+                Box::new(MonteCarloPlayer::new(shape, *playouts, seed)?.with_rule(rule))
             }
             PlayerSpec::Expectimax { depth } => {
-                Box::new(ExpectimaxPlayer::new(n, *depth)?.with_rule(rule))
+                Box::new(ExpectimaxPlayer::new(shape, *depth)?.with_rule(rule))
             }
-            PlayerSpec::NTuple { path } => Box::new(NTuplePlayer::load(path, n)?),
+            PlayerSpec::NTuple { path } => Box::new(NTuplePlayer::load(path, shape)?),
             PlayerSpec::Optimal => return Err(PlayerError::NeedsStore),
         })
     }
@@ -222,16 +220,13 @@ pub enum Parsed {
     Optimal,
 }
 
-/// Parse `spec` and build its player for side `n` and spawn rule `rule`,
-/// its own random stream starting from `seed` (weights files are read
-/// here).
-pub fn parse(spec: &str, n: usize, rule: &SpawnRule, seed: u64) -> Result<Parsed, PlayerError> {
+/// Parse `spec` and build its player for boards of `shape` and spawn rule
+/// `rule`, its own random stream starting from `seed` (weights files are
+/// read here).
+pub fn parse(spec: &str, shape: Shape, rule: &SpawnRule, seed: u64) -> Result<Parsed, PlayerError> {
     match PlayerSpec::parse(spec)? {
-        PlayerSpec::Optimal => {
-            check_size(n)?;
-            Ok(Parsed::Optimal)
-        }
-        other => other.build(n, rule, seed).map(Parsed::Player),
+        PlayerSpec::Optimal => Ok(Parsed::Optimal),
+        other => other.build(shape, rule, seed).map(Parsed::Player),
     }
 }
 
@@ -298,27 +293,24 @@ mod tests {
     #[test]
     fn build_and_parse() {
         assert!(matches!(
-            parse("optimal", 3, &SpawnRule::standard(), 0),
+            parse("optimal", Shape::square(3), &SpawnRule::standard(), 0),
             Ok(Parsed::Optimal)
         ));
         assert!(matches!(
-            PlayerSpec::Optimal.build(3, &SpawnRule::standard(), 0),
+            PlayerSpec::Optimal.build(Shape::square(3), &SpawnRule::standard(), 0),
             Err(PlayerError::NeedsStore)
-        ));
-        assert!(matches!(
-            parse("greedy", 5, &SpawnRule::standard(), 0),
-            Err(PlayerError::BoardSize { n: 5 })
         ));
         assert!(matches!(
             parse(
                 "ntuple:/nonexistent/w.weights",
-                3,
+                Shape::square(3),
                 &SpawnRule::standard(),
                 0
             ),
             Err(PlayerError::WeightsIo { .. })
         ));
-        let Ok(Parsed::Player(p)) = parse("mc:7", 4, &SpawnRule::standard(), 0) else {
+        let Ok(Parsed::Player(p)) = parse("mc:7", Shape::square(4), &SpawnRule::standard(), 0)
+        else {
             panic!("mc:7 builds")
         };
         assert_eq!(p.name(), "mc:7");

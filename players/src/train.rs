@@ -21,7 +21,7 @@ use std::path::PathBuf;
 
 use solve2048_core::rules::moves::Mover;
 use solve2048_core::rules::rng::SeededRng;
-use solve2048_core::Board;
+use solve2048_core::{Board, Shape};
 
 use crate::ntuple::{Network, TupleSpec};
 use crate::player::check_size;
@@ -181,7 +181,7 @@ pub fn train(
             net
         }
     };
-    let mover = Mover::new(config.n);
+    let mover = Mover::new(Shape::square(config.n as u8));
     let mut window: VecDeque<(u64, u8)> = VecDeque::with_capacity(WINDOW);
     let mut reached = [0u32; 16];
     let mut window_score = 0u64;
@@ -227,7 +227,7 @@ pub fn train(
 
 /// One training game from tile seed `seed`: (score, largest exponent, moves).
 pub fn train_game(net: &mut Network, mover: &Mover, seed: u64, rate: f32) -> (u64, u8, u64) {
-    let n = net.n();
+    let n = Shape::square(net.n() as u8);
     let mut rng = SeededRng::new(seed);
     let mut x = rng.start(n);
     let Some((_, mut after, first, _)) = net.best_move(mover, x) else {
@@ -312,7 +312,7 @@ mod tests {
             let records: Vec<_> = (0..300)
                 .map(|s| {
                     simulate(
-                        3,
+                        Shape::square(3),
                         None,
                         &solve2048_core::rules::spawn::SpawnRule::standard(),
                         &mut p,

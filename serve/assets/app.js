@@ -42,12 +42,13 @@ async function api(path, body) {
 
 // ---- boards ----
 
-// The cells of a board in hex form, row by row: tile values, 0 for empty.
-function cells(hex, n) {
+// The cells of a board in hex form, `rows` rows of `cols`, row by row: tile
+// values, 0 for empty.
+function cells(hex, rows, cols) {
   const x = BigInt(hex);
   const out = [];
-  for (let r = 0; r < n; r++) {
-    for (let c = 0; c < n; c++) {
+  for (let r = 0; r < rows; r++) {
+    for (let c = 0; c < cols; c++) {
       const e = Number((x >> BigInt(16 * r + 4 * c)) & 15n);
       out.push(e === 0 ? 0 : 2 ** e);
     }
@@ -63,14 +64,19 @@ function tileClass(v) {
 
 // Draw a board (hex form) into `el`; `spawn` ({row, col}) marks the new tile.
 function drawBoard(el, hex, spawn) {
-  const n = game.size;
-  el.style.setProperty("--n", n);
+  const rows = game.rows;
+  const cols = game.columns;
+  // --n, the longer side, sizes the tiles' text; a rectangle's cells stay
+  // square.
+  el.style.setProperty("--n", Math.max(rows, cols));
+  el.style.setProperty("--rows", rows);
+  el.style.setProperty("--cols", cols);
   el.dataset.hex = hex;
-  const values = cells(hex, n);
+  const values = cells(hex, rows, cols);
   el.replaceChildren(...values.map((v, i) => {
     const d = document.createElement("div");
     d.className = tileClass(v);
-    if (spawn && spawn.row * n + spawn.col === i) d.classList.add("new");
+    if (spawn && spawn.row * cols + spawn.col === i) d.classList.add("new");
     d.textContent = v === 0 ? "" : String(v);
     return d;
   }));

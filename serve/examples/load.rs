@@ -155,7 +155,13 @@ async fn main() {
         .await
         .expect("GET /api/game");
     let game: serde_json::Value = serde_json::from_slice(&game).expect("JSON");
-    let n = game["size"].as_u64().expect("size") as usize;
+    let n = game["rows"].as_u64().expect("rows") as usize;
+    // A rectangle is asked about as it lies; a square in any orientation.
+    let orientations = if game["columns"] == game["rows"] {
+        8
+    } else {
+        1
+    };
     let mut boards = Vec::new();
     let mut seed = 1u64;
     let mut mix = 0x2545_F491_4F6C_DD1Du64;
@@ -174,7 +180,7 @@ async fn main() {
             mix ^= mix << 17;
             boards.push(format!(
                 "/api/query?board={:#018x}",
-                orient(x, n, (mix % 8) as usize)
+                orient(x, n, (mix % orientations) as usize)
             ));
         }
         seed += 1;

@@ -23,6 +23,7 @@ use axum::response::IntoResponse;
 use axum::Json;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
+use solve2048_core::Shape;
 use solve2048_players::PlayerSpec;
 use solve2048_solution::Report;
 
@@ -83,8 +84,12 @@ pub async fn health(State(state): State<Arc<AppState>>) -> Json<serde_json::Valu
 pub struct GameInfo {
     /// The game's name (`3x3-to-1024`).
     pub game: String,
-    /// Board side.
-    pub size: usize,
+    /// The board's shape, as `--board` takes it (`3x3`, `2x3`).
+    pub board: String,
+    /// Rows.
+    pub rows: usize,
+    /// Columns: the cells of a row.
+    pub columns: usize,
     /// Target tile (None: played until no move is left).
     pub target: Option<u64>,
     /// Discount per move.
@@ -137,7 +142,9 @@ pub async fn game(State(state): State<Arc<AppState>>) -> Json<GameInfo> {
     let l = &state.config.limits;
     Json(GameInfo {
         game: g.name(),
-        size: g.size(),
+        board: g.shape.to_string(),
+        rows: g.shape.rows(),
+        columns: g.shape.cols(),
         target: g.target_tile(),
         discount: g.discount,
         four_probability: g.four_probability(),
@@ -147,7 +154,7 @@ pub async fn game(State(state): State<Arc<AppState>>) -> Json<GameInfo> {
         start_value: summary.start_value,
         layers: summary.layers.len(),
         players: state.config.player_names(),
-        graph: g.size() == 2,
+        graph: g.shape == Shape::square(2),
         limits: LimitsInfo {
             body_bytes: l.body_bytes,
             rate: l.rate,
@@ -308,13 +315,13 @@ pub async fn step(
     let moves = games::parse_moves(&req.moves, state.config.limits.moves)?;
     let game = state.solution.game();
     let r = games::replay(
-        game.size(),
+        game.shape,
         game.target_exp,
         &game.spawn_rule(),
         seed,
         &moves,
     )?;
-    let report = state.solution.report(r.board, game.size()).await?;
+    let report = state.solution.report(r.board, game.shape).await?;
     Ok(Json(StepAnswer {
         report,
         seed,

@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use solve2048_core::rules::spawn::SpawnRule;
+use solve2048_core::Shape;
 use solve2048_players::PlayerSpec;
 
 /// The players offered besides `optimal` when none are named: the cheap
@@ -61,16 +62,16 @@ pub struct Config {
 impl Config {
     /// A configuration offering `players` (spec strings; `optimal` may be
     /// among them or not) with `limits`, validated: every player must build
-    /// for a board of side `n` (so that a missing weights file fails now, not
+    /// for boards of `shape` (so that a missing weights file fails now, not
     /// on a request).
-    pub fn new(players: &[String], limits: Limits, n: usize) -> Result<Config, String> {
+    pub fn new(players: &[String], limits: Limits, shape: Shape) -> Result<Config, String> {
         let mut specs: Vec<PlayerSpec> = Vec::new();
         for p in players {
             let spec = PlayerSpec::parse(p).map_err(|e| format!("--player {p}: {e}"))?;
             if spec == PlayerSpec::Optimal || specs.contains(&spec) {
                 continue;
             }
-            spec.build(n, &SpawnRule::standard(), 0)
+            spec.build(shape, &SpawnRule::standard(), 0)
                 .map_err(|e| format!("--player {p} cannot play this game: {e}"))?;
             specs.push(spec);
         }
@@ -82,8 +83,8 @@ impl Config {
         Ok(config)
     }
 
-    /// The default players and limits for a board of side `n`.
-    pub fn default_for(n: usize) -> Config {
+    /// The default players and limits for boards of `shape`.
+    pub fn default_for(n: Shape) -> Config {
         let players: Vec<String> = DEFAULT_PLAYERS.iter().map(|p| p.to_string()).collect();
         Config::new(&players, Limits::default(), n).expect("the default players build")
     }
@@ -140,21 +141,23 @@ mod tests {
                 "order:ldru".into(),
             ],
             Limits::default(),
-            3,
+            Shape::square(3),
         )
         .unwrap();
         assert_eq!(c.player_names(), ["optimal", "greedy", "order:LDRU"]);
-        assert!(Config::new(&["minimax".into()], Limits::default(), 3)
-            .unwrap_err()
-            .contains("--player minimax"));
+        assert!(
+            Config::new(&["minimax".into()], Limits::default(), Shape::square(3))
+                .unwrap_err()
+                .contains("--player minimax")
+        );
         let missing = Config::new(
             &["ntuple:/nonexistent.weights".into()],
             Limits::default(),
-            3,
+            Shape::square(3),
         );
         assert!(missing.unwrap_err().contains("cannot play this game"));
         assert_eq!(
-            Config::default_for(4).player_names().len(),
+            Config::default_for(Shape::square(4)).player_names().len(),
             DEFAULT_PLAYERS.len() + 1
         );
     }
@@ -164,7 +167,7 @@ mod tests {
         let with = |f: fn(&mut Limits)| {
             let mut l = Limits::default();
             f(&mut l);
-            Config::new(&[], l, 3)
+            Config::new(&[], l, Shape::square(3))
         };
         assert!(with(|_| {}).is_ok());
         assert!(with(|l| l.rate = 0.0).is_ok(), "0 means no rate limit");

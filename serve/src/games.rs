@@ -16,7 +16,7 @@ use std::sync::Arc;
 use serde::Serialize;
 use solve2048_core::rules::moves::Mover;
 use solve2048_core::rules::spawn::SpawnRule;
-use solve2048_core::{Board, Direction};
+use solve2048_core::{Board, Direction, Shape};
 use solve2048_players::{NotExact, Outcome, Player, PlayerSpec};
 use solve2048_solution::{OptimalPlayer, Report, Solution};
 
@@ -82,7 +82,7 @@ pub async fn play(
     games: &Arc<tokio::sync::Semaphore>,
 ) -> Result<PlayedGame, ApiError> {
     let game = *solution.game();
-    let n = game.size();
+    let n = game.shape;
     let mut built: Box<dyn Player> = if *player == PlayerSpec::Optimal {
         Box::new(
             OptimalPlayer::new(
@@ -228,11 +228,11 @@ pub struct Replayed {
     pub spawn: Option<Spawn>,
 }
 
-/// Replay `moves` from the start of the game of seed `seed` on the `n x n`
-/// board to `target_exp`, tiles placed by `rule`. A move that changes nothing, or one after the game
-/// has ended, is refused naming it.
+/// Replay `moves` from the start of the game of seed `seed` on boards of
+/// `n` to `target_exp`, tiles placed by `rule`. A move that changes
+/// nothing, or one after the game has ended, is refused naming it.
 pub fn replay(
-    n: usize,
+    n: Shape,
     target_exp: u8,
     rule: &SpawnRule,
     seed: u64,
@@ -338,16 +338,17 @@ mod tests {
     fn replay_draws_the_tiles_play_draws() {
         // No moves: the seed's start board, as SeededRng::start makes it.
         for seed in [0, 1, 7, 1 << 40] {
-            for n in 2..=4 {
+            for n in Shape::all() {
                 let r = replay(n, 11, &SpawnRule::standard(), seed, &[]).unwrap();
                 assert_eq!(r.board, SeededRng::new(seed).start(n));
                 assert_eq!((r.moves, r.score, r.spawn), (0, 0, None));
             }
         }
         // Moves: each followed by the next spawn of the same generator.
-        let mover = Mover::new(4);
+        let four = Shape::square(4);
+        let mover = Mover::new(four);
         let mut rng = SeededRng::new(5);
-        let mut x = rng.start(4);
+        let mut x = rng.start(four);
         let mut moves = Vec::new();
         for _ in 0..30 {
             let d = Direction::ALL
@@ -355,8 +356,8 @@ mod tests {
                 .find(|&d| mover.apply(x, d) != x)
                 .unwrap();
             moves.push(d);
-            x = rng.spawn(mover.apply(x, d), 4);
-            let r = replay(4, 11, &SpawnRule::standard(), 5, &moves).unwrap();
+            x = rng.spawn(mover.apply(x, d), four);
+            let r = replay(four, 11, &SpawnRule::standard(), 5, &moves).unwrap();
             assert_eq!(r.board, x);
             assert_eq!(r.moves, moves.len());
             let s = r.spawn.unwrap();
@@ -370,7 +371,7 @@ mod tests {
 
     #[test]
     fn replay_refuses_moves_that_change_nothing_or_come_too_late() {
-        let n = 2;
+        let n = Shape::square(2);
         let mover = Mover::new(n);
         let start = SeededRng::new(3).start(n);
         let stuck = Direction::ALL

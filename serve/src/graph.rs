@@ -9,7 +9,7 @@ use serde::Serialize;
 use solve2048_core::rules::canonical::canonical;
 use solve2048_core::rules::moves::{has_exponent, Mover};
 use solve2048_core::rules::spawn::{empty_bits, for_each_spawn, Starts};
-use solve2048_core::{Board, Direction};
+use solve2048_core::{Board, Direction, Shape};
 use solve2048_solution::Solution;
 
 use crate::ApiError;
@@ -67,8 +67,8 @@ pub struct Graph {
 /// thousands of states or more).
 pub async fn graph(solution: &Solution) -> Result<Graph, ApiError> {
     let game = *solution.game();
-    let n = game.size();
-    if n != 2 {
+    let n = game.shape;
+    if n != Shape::square(2) {
         return Err(ApiError::BadRequest {
             field: None,
             message: format!(
@@ -92,8 +92,8 @@ pub async fn graph(solution: &Solution) -> Result<Graph, ApiError> {
             nodes.push(Node {
                 id: id.clone(),
                 board: board.to_text(n),
-                cells: (0..n * n)
-                    .map(|i| match board.get(i / n, i % n) {
+                cells: (0..4)
+                    .map(|i| match board.get(i / 2, i % 2) {
                         0 => 0,
                         e => 1 << e,
                     })
@@ -109,7 +109,7 @@ pub async fn graph(solution: &Solution) -> Result<Graph, ApiError> {
                 to.insert(WIN.into(), 1.0);
             } else {
                 let k = f64::from(empty_bits(t, n).count_ones());
-                for_each_spawn(t, n, mover.tables(), |two, four| {
+                for_each_spawn(t, n, mover.cell_images(), |two, four| {
                     for (x, p) in [(two, rule.two), (four, rule.four)] {
                         if p == 0.0 {
                             continue;

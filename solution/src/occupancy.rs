@@ -35,7 +35,7 @@ impl Solution {
         mut on_state: impl FnMut(u64, f64, Direction),
     ) -> Result<Occupancy, QueryError> {
         use std::collections::BTreeMap;
-        let n = self.game.size();
+        let n = self.game.shape;
         let rule = self.game.spawn_rule();
         let starts = solve2048_core::rules::spawn::Starts::new(n, &rule);
         let mut pending: BTreeMap<u32, HashMap<u64, f64>> = BTreeMap::new();
@@ -69,7 +69,7 @@ impl Solution {
                 }
                 let k = empty_bits(t, n).count_ones() as f64;
                 let mut spawns = Vec::new();
-                for_each_spawn(t, n, self.mover.tables(), |two, four| {
+                for_each_spawn(t, n, self.mover.cell_images(), |two, four| {
                     spawns.push((two, four))
                 });
                 for (two, four) in spawns {

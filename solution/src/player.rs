@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use solve2048_core::rules::canonical::{canonical_with_symmetry, direction_image, inverse};
 use solve2048_core::rules::moves::{has_exponent, Mover};
-use solve2048_core::{Board, Direction};
+use solve2048_core::{Board, Direction, Shape};
 use solve2048_players::player::certain;
 use solve2048_players::{NotExact, Player};
 use tokio::runtime::Handle;
@@ -32,24 +32,25 @@ pub struct OptimalPlayer {
 }
 
 impl OptimalPlayer {
-    /// The optimal player of the `n x n` game to `2^target_exp` from a
-    /// solved store; a store of another game is refused, naming both.
+    /// The optimal player of the game on boards of `shape` to
+    /// `2^target_exp` from a solved store; a store of another game is
+    /// refused, naming both.
     pub fn new(
         solution: Arc<Solution>,
         runtime: Handle,
-        n: usize,
+        shape: Shape,
         target_exp: u8,
     ) -> Result<OptimalPlayer, QueryError> {
         let game = *solution.game();
-        if game.size() != n || game.target_exp != target_exp {
+        if game.shape != shape || game.target_exp != target_exp {
             return Err(QueryError::OtherGame {
                 location: solution.store.location().to_string(),
                 solved: game.name(),
-                asked: format!("{n}x{n} to {}", 1u64 << target_exp),
+                asked: format!("{shape} to {}", 1u64 << target_exp),
             });
         }
         Ok(OptimalPlayer {
-            mover: Mover::new(n),
+            mover: Mover::new(shape),
             solution,
             runtime,
             failure: None,
@@ -74,7 +75,7 @@ impl OptimalPlayer {
         if self.mover.is_lost(board) {
             return Ok(0.0);
         }
-        let (canon, _) = canonical_with_symmetry(board, game.size());
+        let (canon, _) = canonical_with_symmetry(board, game.shape);
         Ok(self.look_up(board, canon)?.0)
     }
 
@@ -83,7 +84,7 @@ impl OptimalPlayer {
         if self.mover.is_lost(board) {
             return Ok(None);
         }
-        let (canon, g) = canonical_with_symmetry(board, self.solution.game().size());
+        let (canon, g) = canonical_with_symmetry(board, self.solution.game().shape);
         let (_, best) = self.look_up(board, canon)?;
         Ok(Some(direction_image(best, inverse(g))))
     }
@@ -93,7 +94,7 @@ impl OptimalPlayer {
         self.runtime
             .block_on(self.solution.lookup(canon))?
             .ok_or_else(|| QueryError::Unreachable {
-                board: Board(board).to_text(self.solution.game().size()),
+                board: Board(board).to_text(self.solution.game().shape),
                 game: self.solution.game().name(),
             })
     }

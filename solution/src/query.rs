@@ -9,7 +9,7 @@ use solve2048_core::kernel;
 use solve2048_core::rules::canonical::{canonical_with_symmetry, direction_image, inverse};
 use solve2048_core::rules::moves::has_exponent;
 use solve2048_core::rules::spawn::for_each_spawn;
-use solve2048_core::{Board, Direction};
+use solve2048_core::{Board, Direction, Shape};
 
 use crate::solution::{QueryError, Solution};
 
@@ -69,15 +69,14 @@ fn by_name<S: serde::Serializer>(actions: &[Option<f64>; 4], s: S) -> Result<S::
 
 impl Solution {
     /// The board a person wrote (rows such as `"2 4 / . 8"`, or the hex form)
-    /// and its side, read for this store's game: the hex form does not fix
-    /// the size, so it is read as the game's board when its tiles fit there.
-    pub fn parse_board(&self, text: &str) -> Result<(Board, usize), QueryError> {
-        let (board, n) = Board::parse(text)?;
-        let game_n = self.game.size();
-        if Board::is_hex_form(text) && board.fits(game_n) {
-            return Ok((board, game_n));
+    /// and its shape, read for this store's game: the hex form does not fix
+    /// the shape, so it is read as the game's board when its tiles fit there.
+    pub fn parse_board(&self, text: &str) -> Result<(Board, Shape), QueryError> {
+        let (board, shape) = Board::parse(text)?;
+        if Board::is_hex_form(text) && board.fits(self.game.shape) {
+            return Ok((board, self.game.shape));
         }
-        Ok((board, n))
+        Ok((board, shape))
     }
 
     /// The [`Report`] on a board a person wrote (see [`Solution::parse_board`]).
@@ -86,8 +85,8 @@ impl Solution {
         self.report(board.0, n).await
     }
 
-    /// The [`Report`] on a board of side `n` (any orientation).
-    pub async fn report(&self, board: u64, n: usize) -> Result<Report, QueryError> {
+    /// The [`Report`] on a board of `shape` (any orientation).
+    pub async fn report(&self, board: u64, n: Shape) -> Result<Report, QueryError> {
         let answer = self.query(board, n).await?;
         Ok(Report {
             game: self.game.name(),
@@ -104,7 +103,7 @@ impl Solution {
     /// ([`kernel::action_values`]).
     pub async fn action_values(&self, board: u64) -> Result<[Option<f64>; 4], QueryError> {
         let game = self.game;
-        let n = game.size();
+        let n = game.shape;
         let unreachable = || QueryError::Unreachable {
             board: Board(board).to_text(n),
             game: game.name(),
@@ -113,7 +112,7 @@ impl Solution {
         for dir in Direction::ALL {
             let t = self.mover.apply(board, dir);
             if t != board && !has_exponent(t, game.target_exp) {
-                for_each_spawn(t, n, self.mover.tables(), |two, four| {
+                for_each_spawn(t, n, self.mover.cell_images(), |two, four| {
                     successors.push((two, four))
                 });
             }
@@ -135,10 +134,11 @@ impl Solution {
         .map_err(|_| unreachable())
     }
 
-    /// Answer for a board given by a person (any orientation, side `n`).
-    pub async fn query(&self, board: u64, n: usize) -> Result<Answer, QueryError> {
+    /// Answer for a board given by a person (any orientation, of `shape`
+    /// `n`).
+    pub async fn query(&self, board: u64, n: Shape) -> Result<Answer, QueryError> {
         let game = self.game;
-        if n != game.size() || !Board(board).fits(game.size()) {
+        if n != game.shape || !Board(board).fits(game.shape) {
             return Err(QueryError::WrongSize {
                 found: n,
                 game: game.name(),

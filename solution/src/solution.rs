@@ -53,11 +53,11 @@ pub enum QueryError {
         /// The game asked for.
         asked: String,
     },
-    /// A board of another size than the game's.
-    #[error("the board is {found}x{found} but the store solves {game}")]
+    /// A board of another shape than the game's.
+    #[error("the board is {found} but the store solves {game}")]
     WrongSize {
-        /// Board side given.
-        found: usize,
+        /// The board's shape.
+        found: solve2048_core::Shape,
         /// The game.
         game: String,
     },
@@ -142,7 +142,7 @@ impl Solution {
             store,
             game,
             summary,
-            mover: Mover::new(game.size()),
+            mover: Mover::new(game.shape),
             layers: Mutex::new(HashMap::new()),
             chunks: Mutex::new(HashMap::new()),
         })

@@ -141,7 +141,7 @@ pub async fn prepare(
             )
         })?;
     let spec = PlayerSpec::parse(player)?;
-    let n = game.size();
+    let n = game.shape;
     let mut weights = None;
     match &spec {
         PlayerSpec::MonteCarlo { .. } => {
@@ -161,11 +161,18 @@ pub async fn prepare(
                 error,
             })?;
             let net = Network::from_bytes(&bytes, path)?;
-            if net.n() != n {
+            if !n.is_square() {
+                return Err(PlayerError::SquareOnly {
+                    player: "ntuple".into(),
+                    shape: n,
+                }
+                .into());
+            }
+            if net.n() != n.rows() {
                 return Err(PlayerError::WeightsForOtherBoard {
                     path: path.clone(),
                     file_n: net.n(),
-                    n,
+                    n: n.rows(),
                 }
                 .into());
             }
@@ -243,7 +250,7 @@ pub fn print_evaluation(
         .as_ref()
         .context("the job finished without an evaluation")?;
     let game = job.game;
-    let n = game.size();
+    let n = game.shape;
     let value = summary.start_value;
     let gap = e.optimal - value;
     let seconds = summary.enumerate_seconds + summary.solve_seconds;
@@ -285,7 +292,9 @@ pub fn print_evaluation(
         let out = serde_json::json!({
             "player": e.player,
             "game": game.name(),
-            "board": game.n,
+            "board": game.shape,
+            "rows": game.shape.rows(),
+            "columns": game.shape.cols(),
             "target": game.target(),
             "discount": game.discount,
             "four_probability": game.four_probability(),

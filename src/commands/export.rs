@@ -8,7 +8,8 @@
 //! them; moves in that orientation):
 //! - `board` (UINT64): the board's nybble form, as `query --board 0x...`
 //!   reads it;
-//! - `c00` .. `c{n-1}{n-1}` (UINT16): the tile on each cell, row-major
+//! - `c00` .. `c{R-1}{C-1}` (UINT16): the tile on each cell, row-major (R
+//!   rows of C cells)
 //!   (`cRC`), 0 for empty. One column a cell rather than a list column:
 //!   plain integer columns are what pandas and SQL filter on directly
 //!   (`WHERE c00 = 64`), where a list becomes an object column of arrays;
@@ -37,7 +38,7 @@ use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
 use parquet::file::writer::{SerializedFileWriter, SerializedRowGroupWriter};
 use parquet::schema::types::{Type, TypePtr};
-use solve2048_core::{Board, Direction};
+use solve2048_core::{Board, Direction, Shape};
 use solve2048_solution::{ChunkStates, Solution};
 
 use crate::args::SolvedStoreArgs;
@@ -102,7 +103,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         );
     }
     std::fs::create_dir_all(&args.out).with_context(|| format!("making {}", args.out.display()))?;
-    let schema = schema(solution.game().size(), args.with_moves)?;
+    let schema = schema(solution.game().shape, args.with_moves)?;
     let started = Instant::now();
     let mut last_progress = started;
     let (mut rows, mut bytes) = (0u64, 0u64);
@@ -163,8 +164,8 @@ fn parse_layers(text: &str) -> anyhow::Result<(u32, u32)> {
     Ok((lo, hi))
 }
 
-/// The files' schema for an `n` x `n` board.
-fn schema(n: usize, with_moves: bool) -> anyhow::Result<TypePtr> {
+/// The files' schema for boards of `n`.
+fn schema(n: Shape, with_moves: bool) -> anyhow::Result<TypePtr> {
     let column = |name: &str, physical, logical: Option<LogicalType>, repetition| {
         Type::primitive_type_builder(name, physical)
             .with_repetition(repetition)
@@ -180,8 +181,8 @@ fn schema(n: usize, with_moves: bool) -> anyhow::Result<TypePtr> {
         Some(LogicalType::integer(64, false)),
         required,
     )?];
-    for r in 0..n {
-        for c in 0..n {
+    for r in 0..n.rows() {
+        for c in 0..n.cols() {
             fields.push(column(
                 &format!("c{r}{c}"),
                 Physical::INT32,
@@ -254,7 +255,7 @@ async fn fill(
         ]))
         .build();
     let mut writer = SerializedFileWriter::new(BufWriter::new(file), schema, Arc::new(props))?;
-    let n = solution.game().size();
+    let n = solution.game().shape;
     let mut rows = 0u64;
     for solved in solution.layer_chunks(sum).await? {
         let chunk = solution.chunk_states(&solved).await?;
@@ -278,7 +279,7 @@ async fn fill(
 /// One chunk's rows as a row group, columns in the schema's order.
 fn write_row_group<W: Write + Send>(
     writer: &mut SerializedFileWriter<W>,
-    n: usize,
+    n: Shape,
     chunk: &ChunkStates,
     moves: Option<&[[Option<f64>; 4]]>,
 ) -> anyhow::Result<()> {
@@ -287,8 +288,8 @@ fn write_row_group<W: Write + Send>(
     let mut group = writer.next_row_group()?;
     let boards: Vec<i64> = states.iter().map(|&s| s as i64).collect();
     column::<Int64Type, W>(&mut group, &boards, None)?;
-    for r in 0..n {
-        for c in 0..n {
+    for r in 0..n.rows() {
+        for c in 0..n.cols() {
             let cells: Vec<i32> = states.iter().map(|&s| tile(Board(s).get(r, c))).collect();
             column::<Int32Type, W>(&mut group, &cells, None)?;
         }
@@ -358,7 +359,7 @@ mod tests {
                 .map(|f| f.name().to_string())
                 .collect()
         };
-        let s = names(&schema(2, false).unwrap());
+        let s = names(&schema(Shape::square(2), false).unwrap());
         assert_eq!(
             s,
             [
@@ -373,7 +374,7 @@ mod tests {
                 "best_move"
             ]
         );
-        let m = names(&schema(3, true).unwrap());
+        let m = names(&schema(Shape::square(3), true).unwrap());
         assert_eq!(m.len(), 1 + 9 + 4 + 4);
         assert_eq!(
             &m[m.len() - 4..],

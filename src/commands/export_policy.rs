@@ -38,7 +38,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     entries.sort_unstable_by_key(|&(s, _)| s);
     let game = solution.game();
     let file = PolicyFile {
-        n: game.n,
+        shape: game.shape,
         target_exp: game.target_exp,
         objective: game.objective,
         fours_per_million: game.fours_per_million,

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, bail};
 use serde_json::json;
 use solve2048_core::rules::spawn::SpawnRule;
-use solve2048_core::{Board, Game, Objective};
+use solve2048_core::{Board, Game, Objective, Shape};
 use solve2048_players::game::Outcome;
 use solve2048_players::spec::KNOWN;
 use solve2048_players::{parse, simulate_with, summary, GameRecord, Parsed, Player, Step};
@@ -28,9 +28,10 @@ pub struct Args {
     /// [default: optimal with --store; needed without].
     #[arg(long)]
     player: Option<String>,
-    /// Board side: 2, 3 or 4 [default: the store's; needed without --store].
+    /// Board: 2, 3 or 4 for a square, or RxC for R rows of C cells
+    /// [default: the store's; needed without --store].
     #[arg(long)]
-    board: Option<u32>,
+    board: Option<Shape>,
     /// Target tile: games stop when it appears [default: the store's; without
     /// a store, games run until no move is legal].
     #[arg(long)]
@@ -63,7 +64,7 @@ pub struct Args {
 /// the runtime their store look-ups block on.
 struct Setup {
     /// Board side.
-    n: usize,
+    n: Shape,
     /// The target's exponent; `None`: play until no move is legal.
     target_exp: Option<u8>,
     /// How tiles are placed.
@@ -112,7 +113,7 @@ impl Setup {
         let solved = *solution.game();
         // A store played to the end has no target: neither has its play.
         let (n, target_exp) = game_of(
-            args.board.unwrap_or(u32::from(solved.n)),
+            args.board.unwrap_or(solved.shape),
             args.target.or(solved.target_tile()),
         )?;
         let target = target_exp.unwrap_or(solved.target_exp);
@@ -152,8 +153,8 @@ impl Setup {
     fn game_name(&self) -> String {
         let n = self.n;
         match self.target_exp {
-            Some(e) => format!("{n}x{n} to {}", 1u64 << e),
-            None => format!("{n}x{n} to the end"),
+            Some(e) => format!("{n} to {}", 1u64 << e),
+            None => format!("{n} to the end"),
         }
     }
 
@@ -172,14 +173,14 @@ impl Setup {
     }
 }
 
-/// Board side and target exponent, validated as the solver validates them.
-fn game_of(board: u32, target: Option<u64>) -> anyhow::Result<(usize, Option<u8>)> {
+/// Board shape and target exponent, validated as the solver validates them.
+fn game_of(board: Shape, target: Option<u64>) -> anyhow::Result<(Shape, Option<u8>)> {
     match target {
         Some(t) => {
-            let game = Game::new(board, t, 1.0)?;
-            Ok((game.size(), Some(game.target_exp)))
+            let game = Game::on(board, t, 1.0)?;
+            Ok((game.shape, Some(game.target_exp)))
         }
-        None => Ok((Game::check_size(board)?, None)),
+        None => Ok((board, None)),
     }
 }
 
@@ -471,10 +472,10 @@ fn document(
 
 /// The board as rows of right-aligned tiles, `.` for an empty cell, the
 /// tile at nybble index `mark` (the one that just appeared) in brackets.
-fn grid(board: u64, n: usize, mark: Option<u8>) -> String {
+fn grid(board: u64, n: Shape, mark: Option<u8>) -> String {
     let mut out = String::new();
-    for r in 0..n {
-        for c in 0..n {
+    for r in 0..n.rows() {
+        for c in 0..n.cols() {
             let e = Board(board).get(r, c);
             let tile = if e == 0 {
                 ".".to_string()
@@ -501,7 +502,7 @@ mod tests {
     fn the_new_tile_is_in_brackets() {
         let (b, _) = Board::parse("2 . 4 / . 32768 . / . . 2").unwrap();
         assert_eq!(
-            grid(b.0, 3, Some(8 + 2)),
+            grid(b.0, Shape::square(3), Some(8 + 2)),
             "       2       .       4\n       .   32768       .\n       .       .     [2]\n"
         );
     }

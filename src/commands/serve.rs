@@ -53,7 +53,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     );
     let rt = runtime()?;
     let solution = rt.block_on(Solution::open(open_existing(&args.store.store)?))?;
-    let n = solution.game().size();
+    let n = solution.game().shape;
     let players: Vec<String> = if args.players.is_empty() {
         DEFAULT_PLAYERS.iter().map(|p| p.to_string()).collect()
     } else {

@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use solve2048_core::rules::moves::{has_exponent, Mover};
 use solve2048_core::rules::spawn::{empty_bits, SpawnRule};
-use solve2048_core::{Direction, Game, Objective};
+use solve2048_core::{Direction, Game, Objective, Shape};
 use solve2048_players::{parse, simulate, slow_value, NotExact, Parsed, Player};
 
 use crate::cli::{bin, chunk_objects, fails_with, free_port};
@@ -71,7 +71,7 @@ pub(crate) struct SlowOptimal {
 impl SlowOptimal {
     pub(crate) fn new(game: Game) -> SlowOptimal {
         SlowOptimal {
-            mover: Mover::new(game.size()),
+            mover: Mover::new(game.shape),
             game,
             memo: HashMap::new(),
         }
@@ -95,7 +95,7 @@ impl SlowOptimal {
                     + if has_exponent(after, self.game.target_exp) {
                         self.game.discount * self.game.target_value()
                     } else {
-                        let mut empties = empty_bits(after, self.game.size());
+                        let mut empties = empty_bits(after, self.game.shape);
                         let k = f64::from(empties.count_ones());
                         let rule = self.game.spawn_rule();
                         let mut v = 0.0;
@@ -151,8 +151,8 @@ impl Player for SlowOptimal {
     }
 }
 
-/// The player of `spec` (not `optimal`) for side `n`.
-fn player(spec: &str, n: usize) -> Box<dyn Player> {
+/// The player of `spec` (not `optimal`) for boards of `n`.
+fn player(spec: &str, n: Shape) -> Box<dyn Player> {
     match parse(spec, n, &SpawnRule::standard(), 0).unwrap() {
         Parsed::Player(p) => p,
         Parsed::Optimal => unreachable!("built by the test"),
@@ -189,7 +189,7 @@ fn exact_values_match_a_slow_recursion_over_boards_as_they_lie() {
             let got = evaluate_json(&reference.store, spec, &out, &[]);
             let slow = match spec {
                 "optimal" => slow_value(&game, &mut SlowOptimal::new(game)),
-                _ => slow_value(&game, player(spec, n as usize).as_mut()),
+                _ => slow_value(&game, player(spec, game.shape).as_mut()),
             }
             .unwrap();
             let (value, gap) = (got["value"].as_f64().unwrap(), got["gap"].as_f64().unwrap());
@@ -235,11 +235,11 @@ fn simulated_games_win_as_often_as_the_exact_value_says() {
             .as_f64()
             .unwrap();
         let games = 10_000;
-        let mut p = player(spec, n as usize);
+        let mut p = player(spec, game.shape);
         let won = (0..games)
             .filter(|&s| {
                 simulate(
-                    n as usize,
+                    game.shape,
                     Some(game.target_exp),
                     &game.spawn_rule(),
                     p.as_mut(),

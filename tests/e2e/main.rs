@@ -21,6 +21,7 @@ mod objective;
 mod operate;
 mod plan;
 mod players;
+mod rectangles;
 mod reference;
 mod repair;
 mod resume;

@@ -12,7 +12,7 @@
 //!   refused; a score game to a target has the win game's states.
 //! - Bad input gets one line.
 
-use solve2048_core::{Game, Objective};
+use solve2048_core::{Game, Objective, Shape};
 use solve2048_players::{parse, slow_value, Parsed};
 
 use crate::cli::{bin, solve_json};
@@ -40,7 +40,7 @@ fn game_and_args(row: (u32, Option<u64>, f64, f64)) -> (Game, Vec<String>) {
             .unwrap()
             .with_objective(Objective::Score)
             .unwrap(),
-        None => Game::to_the_end(n, discount).unwrap(),
+        None => Game::to_the_end(Shape::square(n as u8), discount).unwrap(),
     }
     .with_four_probability(p)
     .unwrap();
@@ -111,7 +111,8 @@ fn evaluate_query_and_play_speak_expected_scores() {
     for spec in ["random", "order:LDRU"] {
         let out = dir.path().join(spec.replace(':', "-"));
         let got = evaluate_json(&store, spec, &out, &[]);
-        let Parsed::Player(mut player) = parse(spec, 2, &game.spawn_rule(), 0).unwrap() else {
+        let Parsed::Player(mut player) = parse(spec, game.shape, &game.spawn_rule(), 0).unwrap()
+        else {
             unreachable!()
         };
         let slow = slow_value(&game, player.as_mut()).unwrap();

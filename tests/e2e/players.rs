@@ -346,7 +346,7 @@ fn the_optimal_player_wins_with_the_start_value_exactly() {
         let mut optimal = OptimalPlayer::new(
             solution.clone(),
             rt.handle().clone(),
-            game.size(),
+            game.shape,
             game.target_exp,
         )
         .unwrap();
@@ -359,14 +359,19 @@ fn the_optimal_player_wins_with_the_start_value_exactly() {
         );
         // Heuristic players do worse, exactly.
         let Parsed::Player(mut greedy) =
-            parse("greedy", game.size(), &game.spawn_rule(), 0).unwrap()
+            parse("greedy", game.shape, &game.spawn_rule(), 0).unwrap()
         else {
             unreachable!()
         };
         let g = slow_value(&game, greedy.as_mut()).unwrap();
         assert!(g < start, "greedy {g} vs optimal {start}");
         // Another game is refused.
-        let other = OptimalPlayer::new(solution, rt.handle().clone(), 4, game.target_exp);
+        let other = OptimalPlayer::new(
+            solution,
+            rt.handle().clone(),
+            solve2048_core::Shape::square(4),
+            game.target_exp,
+        );
         assert!(other.err().unwrap().to_string().contains("not 4x4"));
     }
 }

@@ -41,7 +41,7 @@ async fn state(store: &Path, limits: Limits) -> Arc<AppState> {
     let solution = Solution::open(Store::open(store.to_str().unwrap(), Access::ReadOnly).unwrap())
         .await
         .unwrap();
-    let n = solution.game().size();
+    let n = solution.game().shape;
     let players: Vec<String> = solve2048_serve::config::DEFAULT_PLAYERS
         .iter()
         .map(|p| p.to_string())
@@ -170,8 +170,13 @@ async fn game_and_health_describe_the_store() {
     let g = get(&s, "/api/game").await.json();
     assert_eq!(g["game"], "3x3-to-64");
     assert_eq!(
-        (g["size"].as_u64(), g["target"].as_u64()),
-        (Some(3), Some(64))
+        (
+            g["board"].as_str(),
+            g["rows"].as_u64(),
+            g["columns"].as_u64(),
+            g["target"].as_u64()
+        ),
+        (Some("3x3"), Some(3), Some(3), Some(64))
     );
     assert_eq!(g["states"], reference.summary["states"]);
     assert_eq!(g["start_value"], reference.summary["start_value"]);

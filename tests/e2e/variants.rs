@@ -108,7 +108,7 @@ fn evaluate_values_a_player_under_the_stores_rule() {
             let out = dir.path().join(format!("{}-{spec}", game.name()));
             let got = evaluate_json(&store, spec, &out, &[]);
             let rule = game.spawn_rule();
-            let Parsed::Player(mut player) = parse(spec, n as usize, &rule, 0).unwrap() else {
+            let Parsed::Player(mut player) = parse(spec, game.shape, &rule, 0).unwrap() else {
                 unreachable!()
             };
             let slow = slow_value(&game, player.as_mut()).unwrap();

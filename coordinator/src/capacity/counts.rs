@@ -83,7 +83,7 @@ pub const MODEL_NOTE: &str = "estimated: 4x4 max tile 32 modelled on its publish
 /// with the same kernels a job runs (3x3 to 1024, 25 million states, takes
 /// seconds). `None` for 4x4, which is too large.
 pub fn enumerate_small(game: &Game) -> Option<Vec<PartCount>> {
-    (game.n <= 3).then(|| enumerate_exact(game, |_, _| {}))
+    (game.shape.cells() <= 9).then(|| enumerate_exact(game, |_, _| {}))
 }
 
 /// Every part of `game` by enumerating it in memory; `visit` sees each
@@ -308,7 +308,7 @@ pub async fn stored_layers(
             location: records.location().to_string(),
         })?;
     let found = manifest.job.game;
-    if (found.n, found.target_exp) != (game.n, game.target_exp) {
+    if (found.shape, found.target_exp) != (game.shape, game.target_exp) {
         return Err(CoordinatorError::ForeignJob {
             location: records.location().to_string(),
             found: found.name(),

@@ -87,8 +87,12 @@ pub struct ClusterOption {
 pub struct Plan {
     /// Game name, e.g. `4x4-to-64`.
     pub game: String,
-    /// Board side.
-    pub board: u8,
+    /// The board's shape, as `--board` takes it (`4x4`, `3x4`).
+    pub board: String,
+    /// Rows.
+    pub rows: usize,
+    /// Columns.
+    pub columns: usize,
     /// Target tile.
     pub target: u64,
     /// The cluster planned for.
@@ -135,7 +139,7 @@ pub struct Plan {
 /// What a plan's figures are for a variant of the standard game (another
 /// chance of a 4, the score objective), None for the standard game.
 fn variant_note(game: &Game, modelled: bool) -> Option<String> {
-    let standard = Game::new(game.n.into(), 8, 1.0).ok()?;
+    let standard = Game::on(game.shape, 8, 1.0).ok()?;
     let four = game.fours_per_million != standard.fours_per_million;
     let score = game.objective != standard.objective;
     if !four && !score {
@@ -175,7 +179,7 @@ pub fn plan(
         .sum();
     let largest_part = parts.iter().copied().max_by_key(|p| p.states);
     let memory = memory(&layers, largest_part.map_or(0, |p| p.states), cluster);
-    let rates = Rates::of_board(game.n);
+    let rates = Rates::of_board(store_calibration::model_board(game.shape));
     let options: Vec<ClusterOption> = WORKER_COUNTS
         .iter()
         .map(|&workers| {
@@ -233,7 +237,7 @@ pub fn plan(
             .position(|o| o.duration.total_seconds <= 24.0 * 3600.0)
             .or(options.len().checked_sub(1)),
     };
-    let extrapolated = game.n == 4 && game.target_exp > 6 && exact_states < states;
+    let extrapolated = game.shape.cells() > 9 && game.target_exp > 6 && exact_states < states;
     let mut notes = Vec::new();
     if exact_states < states {
         notes.push(counts::MODEL_NOTE.to_string());
@@ -279,7 +283,9 @@ pub fn plan(
     notes.push(requests::REQUESTS_NOTE.to_string());
     Ok(Plan {
         game: game.name(),
-        board: game.n,
+        board: game.shape.to_string(),
+        rows: game.shape.rows(),
+        columns: game.shape.cols(),
         target: game.target(),
         cluster: *cluster,
         states,

@@ -197,14 +197,21 @@ pub enum ShareSource {
     },
 }
 
+/// The side of the square whose measurements model a board of `shape`: its
+/// own side for a square, the nearest in cells for a rectangle (2x3 and
+/// 3x2: 2; 2x4, 4x2, 3x4 and 4x3: 3).
+pub fn model_board(shape: solve2048_core::Shape) -> u8 {
+    (shape.cells() as f64).sqrt().round() as u8
+}
+
 /// The share of `game`'s states whose value is exactly 0 or 1: measured
 /// where the game is solved here, else that of the largest solved game of
 /// its board (2x2 games are all solved).
 pub fn exact_share(game: &Game) -> (f64, ShareSource) {
-    let board = game.n;
+    let board = model_board(game.shape);
     if let Some(&(_, _, s)) = EXACT_SHARES
         .iter()
-        .find(|r| r.0 == board && r.1 == game.target())
+        .find(|r| game.shape.is_square() && r.0 == board && r.1 == game.target())
     {
         return (s, ShareSource::Measured);
     }

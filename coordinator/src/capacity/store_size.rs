@@ -24,8 +24,8 @@ use solve2048_core::Game;
 
 use super::counts::LayerCount;
 use super::store_calibration::{
-    exact_share, layer_bytes, nearest, split_bytes, ShareSource, RECORD_BYTES_PER_CHUNK,
-    RECORD_BYTES_PER_LARGE_LAYER_STATE, VALUES_3X3,
+    exact_share, layer_bytes, model_board, nearest, split_bytes, ShareSource,
+    RECORD_BYTES_PER_CHUNK, RECORD_BYTES_PER_LARGE_LAYER_STATE, VALUES_3X3,
 };
 
 /// Bytes of each kind of object.
@@ -103,9 +103,10 @@ pub struct StoreSize {
 /// The store of `game` over `layers`, `chunks` chunks of `chunk_size`.
 pub fn store_size(game: &Game, layers: &[LayerCount], chunks: u64, chunk_size: u64) -> StoreSize {
     let (share, source) = exact_share(game);
-    let run = simulate(game.n, layers, chunks, chunk_size.max(1), share);
+    let board = model_board(game.shape);
+    let run = simulate(board, layers, chunks, chunk_size.max(1), share);
     let vary = simulate(
-        game.n,
+        board,
         layers,
         chunks,
         chunk_size.max(1),
@@ -222,7 +223,10 @@ fn simulate(board: u8, layers: &[LayerCount], chunks: u64, chunk_size: u64, shar
 /// What the store size rests on, for `game`.
 pub fn store_note(game: &Game, layers: &[LayerCount], store: &StoreSize) -> String {
     let (share, source) = exact_share(game);
-    let measured = nearest(game.n, layers.iter().map(|l| l.states).sum());
+    let measured = nearest(
+        model_board(game.shape),
+        layers.iter().map(|l| l.states).sum(),
+    );
     let values = match source {
         ShareSource::Measured => format!(
             "{:.2}% of its values exactly 0 or 1 (measured on this game)",
@@ -234,7 +238,7 @@ pub fn store_note(game: &Game, layers: &[LayerCount], store: &StoreSize) -> Stri
              store would hold {:.3e} bytes)",
             100.0 * share,
             store.total_bytes_if_values_vary as f64,
-            n = game.n,
+            n = model_board(game.shape),
         ),
     };
     format!(

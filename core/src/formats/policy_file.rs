@@ -5,7 +5,8 @@
 //! ```text
 //! offset size  field
 //!      0    8  magic "S2048PL1"
-//!      8    1  board side n
+//!      8    1  board shape: the side of a square, rows + 16 * columns of a
+//!              rectangle ([`crate::Shape::code`])
 //!      9    1  target exponent
 //!     10    1  objective (0 win, 1 score)
 //!     11    1  zero
@@ -27,7 +28,7 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use crate::rules::game::Objective;
 use crate::rules::spawn::SpawnRule;
-use crate::Direction;
+use crate::{Direction, Shape};
 
 /// File magic.
 pub const MAGIC: [u8; 8] = *b"S2048PL1";
@@ -52,8 +53,8 @@ pub enum PolicyFileError {
 /// A policy: sorted canonical states and their optimal actions.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PolicyFile {
-    /// Board side.
-    pub n: u8,
+    /// The board's shape.
+    pub shape: Shape,
     /// Target exponent.
     pub target_exp: u8,
     /// What the policy maximises.
@@ -78,7 +79,7 @@ impl PolicyFile {
             Objective::Win => 0,
             Objective::Score => 1,
         };
-        out.extend_from_slice(&[self.n, self.target_exp, objective, 0]);
+        out.extend_from_slice(&[self.shape.code(), self.target_exp, objective, 0]);
         let fours = self.fours_per_million as i32 - STANDARD_FOURS as i32;
         out.extend_from_slice(&fours.to_le_bytes());
         out.extend_from_slice(&(self.entries.len() as u64).to_le_bytes());
@@ -119,7 +120,7 @@ impl PolicyFile {
             .filter(|m| (0..=1_000_000).contains(m))
             .ok_or(PolicyFileError::Format)?;
         Ok(PolicyFile {
-            n: bytes[8],
+            shape: Shape::from_code(bytes[8]).map_err(|_| PolicyFileError::Format)?,
             target_exp: bytes[9],
             objective,
             fours_per_million: fours as u32,
@@ -143,7 +144,7 @@ mod tests {
     #[test]
     fn round_trip_and_damage() {
         let p = PolicyFile {
-            n: 3,
+            shape: Shape::square(3),
             target_exp: 9,
             objective: Objective::Win,
             fours_per_million: STANDARD_FOURS,

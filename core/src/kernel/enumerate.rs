@@ -65,7 +65,7 @@ pub fn requests(
 ) -> Result<GroupedKeys, UnplannedPart> {
     let slot_part = |slot: usize| successor_part(part, (slot / 2 + 1) as u8, slot % 2 == 1);
     let planned: [Option<u32>; 4] = std::array::from_fn(|slot| groups(slot_part(slot)));
-    let after = afterstates(game, &Mover::new(game.size()), states);
+    let after = afterstates(game, &Mover::new(game.shape), states);
     file_requests(
         &after,
         part.max_exp,
@@ -83,7 +83,7 @@ fn enumerate_in_slices(
     groups: impl Fn(PartId) -> Option<u32>,
     slice: usize,
 ) -> Result<GroupedKeys, UnplannedPart> {
-    let mover = Mover::new(game.size());
+    let mover = Mover::new(game.shape);
     let m = part.max_exp;
     // Slot (tile - 1) * 2 + (1 if the move made a new max tile).
     let slot_part = |slot: usize| successor_part(part, (slot / 2 + 1) as u8, slot % 2 == 1);
@@ -248,7 +248,7 @@ pub fn afterstates(game: &Game, mover: &Mover, states: &[u64]) -> Vec<u64> {
 }
 
 fn afterstates_in_slices(game: &Game, mover: &Mover, states: &[u64], slice: usize) -> Vec<u64> {
-    let n = game.size();
+    let n = game.shape;
     let mut acc = Vec::new();
     for slice in states.chunks(slice) {
         let mut after: Vec<u64> = slice
@@ -285,8 +285,8 @@ fn successors_of_batch(
     afterstates: &[u64],
     groups: [u32; 4],
 ) -> [Vec<Vec<u64>>; 4] {
-    let n = game.size();
-    let tables = mover.tables();
+    let n = game.shape;
+    let tables = mover.cell_images();
     let mut out: [Vec<Vec<u64>>; 4] = groups.map(|g| vec![Vec::new(); g as usize]);
     let mut recent = RecentFilter::new();
     // A tile the rule never spawns makes no successor (the test is the same
@@ -365,7 +365,7 @@ pub(crate) mod tests {
                     b | (e << (4 * cell))
                 })
             })
-            .map(|b| crate::rules::canonical::canonical(b, 4))
+            .map(|b| crate::rules::canonical::canonical(b, crate::Shape::square(4)))
             .collect();
         states.sort_unstable();
         states.dedup();
@@ -431,7 +431,7 @@ pub(crate) mod tests {
     #[test]
     fn requests_cover_every_afterstate_once_per_tile() {
         let (game, part, states) = real_part();
-        let mover = Mover::new(3);
+        let mover = Mover::new(crate::Shape::square(3));
         let after = afterstates(&game, &mover, &states);
         let out = requests(&game, part, &states, |p| Some(p.sum % 5 + 3)).unwrap();
         for tile in 1..=2u8 {
@@ -441,10 +441,16 @@ pub(crate) mod tests {
                 for (g, keys) in groups.iter().enumerate() {
                     assert!(keys.windows(2).all(|w| w[0] < w[1]));
                     for &a in keys {
-                        crate::rules::spawn::for_each_spawn_of(a, 3, mover.tables(), tile, |s| {
-                            assert_eq!(crate::space::parts::part_of(s), *p, "{a:#x}");
-                            assert_eq!(group_of(s, groups.len() as u32), g as u32);
-                        });
+                        crate::rules::spawn::for_each_spawn_of(
+                            a,
+                            crate::Shape::square(3),
+                            mover.cell_images(),
+                            tile,
+                            |s| {
+                                assert_eq!(crate::space::parts::part_of(s), *p, "{a:#x}");
+                                assert_eq!(group_of(s, groups.len() as u32), g as u32);
+                            },
+                        );
                     }
                     seen.extend(keys);
                 }

@@ -14,7 +14,7 @@ use super::error::SolveError;
 use crate::kernel::value_table::ValueTable;
 use crate::rules::moves::Mover;
 use crate::rules::spawn::{empty_bits, for_each_spawn_of};
-use crate::Game;
+use crate::{Game, Shape};
 
 /// The spawns of one tile of an afterstate, gathered before any is looked up.
 #[derive(Clone, Copy)]
@@ -30,13 +30,13 @@ pub struct Spawned {
 impl Spawned {
     /// The spawns of exponent `tile` on afterstate `a`.
     #[inline]
-    pub fn new(n: usize, mover: &Mover, a: u64, tile: u8) -> Spawned {
+    pub fn new(shape: Shape, mover: &Mover, a: u64, tile: u8) -> Spawned {
         let mut me = Spawned {
             afterstate: a,
             cells: 0,
             keys: [0; 16],
         };
-        for_each_spawn_of(a, n, mover.tables(), tile, |key| {
+        for_each_spawn_of(a, shape, mover.cell_images(), tile, |key| {
             me.keys[me.cells] = key;
             me.cells += 1;
         });
@@ -82,7 +82,7 @@ pub fn gather(
     afterstates: &[u64],
     table: &ValueTable,
 ) -> Result<Vec<f64>, SolveError> {
-    let n = game.size();
+    let n = game.shape;
     let mover = Mover::new(n);
     let state_sum = sum + (1u32 << tile);
     let sums: Vec<Result<f64, SolveError>> = afterstates
@@ -119,8 +119,8 @@ pub fn gather(
 /// The number of empty cells of an afterstate: what its spawn sums are
 /// averaged over.
 #[inline]
-pub fn empty_cells(a: u64, n: usize) -> u32 {
-    empty_bits(a, n).count_ones()
+pub fn empty_cells(a: u64, shape: Shape) -> u32 {
+    empty_bits(a, shape).count_ones()
 }
 
 #[cfg(test)]
@@ -135,7 +135,7 @@ mod tests {
         let game = Game::new(3, 32, 1.0).unwrap();
         let parts = crate::rules::slow::enumerate(&game);
         let slow = crate::rules::slow::solve(&game);
-        let mover = Mover::new(3);
+        let mover = Mover::new(crate::Shape::square(3));
         let layer = |sum: u32| -> Vec<u64> {
             let mut v: Vec<u64> = parts
                 .iter()
@@ -161,10 +161,11 @@ mod tests {
                 let sums = gather(&game, sum, tile, &after, &t).unwrap();
                 for (&a, &got) in after.iter().zip(&sums) {
                     let mut want = 0.0;
-                    for (board, _) in crate::rules::slow::spawns(a, 3, 0.1) {
+                    for (board, _) in crate::rules::slow::spawns(a, crate::Shape::square(3), 0.1) {
                         let e = (board ^ a).trailing_zeros() / 4;
                         if (board >> (4 * e)) & 15 == tile as u64 && !mover.is_lost(board) {
-                            want += slow[&crate::rules::slow::canonical(board, 3)];
+                            want += slow
+                                [&crate::rules::slow::canonical(board, crate::Shape::square(3))];
                         }
                     }
                     assert!((got - want).abs() < 1e-12, "{a:#x}: {got} vs {want}");

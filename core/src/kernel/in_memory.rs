@@ -56,7 +56,7 @@ pub fn solve(game: &Game) -> Solved {
     enumerate(game, |part, states| {
         parts.insert(part, states.to_vec());
     });
-    let mover = Mover::new(game.size());
+    let mover = Mover::new(game.shape);
     let rule = game.spawn_rule();
     let mut values = HashMap::new();
     let mut tables: BTreeMap<u32, ValueTable> = BTreeMap::new();
@@ -95,7 +95,7 @@ pub fn solve(game: &Game) -> Solved {
         }
         tables.insert(sum, table);
     }
-    let start_value = Starts::new(game.size(), &game.spawn_rule()).expect(|s| values[&s]);
+    let start_value = Starts::new(game.shape, &game.spawn_rule()).expect(|s| values[&s]);
     debug_assert!(values
         .keys()
         .all(|&s| parts[&part_of(s)].binary_search(&s).is_ok()));

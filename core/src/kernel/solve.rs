@@ -162,7 +162,7 @@ fn solve_by_table(
     states: &[u64],
     sums: &SpawnSums,
 ) -> Result<(Vec<f64>, Vec<u8>), SolveError> {
-    let n = game.size();
+    let n = game.shape;
     let mover = Mover::new(n);
     let rule = game.spawn_rule();
     let table = ValueTable::with_capacity(sums.afterstates.len());
@@ -217,7 +217,7 @@ fn solve_piece(
     states: &[u64],
     sums: &SpawnSums,
 ) -> Result<(Vec<f64>, Vec<u8>), SolveError> {
-    let n = game.size();
+    let n = game.shape;
     let mover = Mover::new(n);
     let rule = game.spawn_rule();
     // Each move's value; NaN marks an illegal move.
@@ -339,7 +339,7 @@ pub fn action_values<E>(
     s: u64,
     mut value: impl FnMut(u64) -> Result<f64, E>,
 ) -> Result<[Option<f64>; 4], E> {
-    let n = game.size();
+    let n = game.shape;
     let rule = game.spawn_rule();
     let mut out = [None; 4];
     for dir in Direction::ALL {
@@ -448,7 +448,7 @@ mod tests {
     fn values_of_one_game_match_the_slow_solver(game: Game) {
         let parts = crate::rules::slow::enumerate(&game);
         let slow = crate::rules::slow::solve(&game);
-        let mover = Mover::new(3);
+        let mover = Mover::new(crate::Shape::square(3));
         let layer = |sum: u32| -> Vec<u64> {
             let mut v: Vec<u64> = parts
                 .iter()

@@ -3,7 +3,8 @@
 //! A cell holds the exponent `e` of its tile `2^e`, or 0 when empty. Cell
 //! `(row r, column c)` lives at nybble `4 * r + c`, i.e. bits `16r + 4c ..
 //! 16r + 4c + 4`; each row is one 16-bit lane. Boards smaller than 4x4 use the
-//! top-left `n x n` block and keep every other cell zero:
+//! top-left block of their shape ([`Shape`]: `R` rows of `C` cells) and keep
+//! every other cell zero:
 //!
 //! ```text
 //!   bit 0 ->  c0  c1  c2  c3     row 0 = bits  0..16
@@ -17,6 +18,8 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crate::rules::shape::Shape;
+
 /// A board position: the nybble encoding described in the module docs.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 #[repr(transparent)]
@@ -24,18 +27,6 @@ pub struct Board(pub u64);
 
 /// The lowest bit of every nybble.
 pub const LOW_BITS: u64 = 0x1111_1111_1111_1111;
-
-/// Mask with all four bits set in each cell of the `n x n` block.
-pub const fn block_mask(n: usize) -> u64 {
-    let row: u64 = (1u64 << (4 * n)) - 1;
-    let mut m = 0u64;
-    let mut r = 0;
-    while r < n {
-        m |= row << (16 * r);
-        r += 1;
-    }
-    m
-}
 
 /// One bit (the lowest of its nybble) set for each cell whose nybble is nonzero.
 #[inline(always)]
@@ -48,8 +39,9 @@ pub fn occupied_bits(x: u64) -> u64 {
 /// Errors from reading a board written by a person.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum BoardParseError {
-    /// The number of rows or cells does not make a square of side 2, 3 or 4.
-    #[error("board has {cells} cells in {rows} rows; expected a 2x2, 3x3 or 4x4 board such as \"2 4 / . 8\"")]
+    /// Rows of unequal length, or fewer than 2 or more than 4 rows or cells
+    /// a row.
+    #[error("board has {cells} cells in {rows} rows; expected 2 to 4 rows of 2 to 4 cells each, such as \"2 4 / . 8\" (2x2) or \"2 . 4 / . . 8\" (2x3)")]
     Shape {
         /// Rows found.
         rows: usize,
@@ -69,14 +61,6 @@ pub enum BoardParseError {
     Hex {
         /// The offending text.
         text: String,
-    },
-    /// A hex board with tiles outside the `n x n` block.
-    #[error("hex board {text:?} has tiles outside the top-left {n}x{n} block")]
-    OutsideBlock {
-        /// The offending text.
-        text: String,
-        /// The board size it was read for.
-        n: usize,
     },
 }
 
@@ -147,10 +131,10 @@ impl Board {
         m
     }
 
-    /// Number of empty cells in the `n x n` block.
+    /// Number of empty cells in the block of `shape`.
     #[inline]
-    pub fn empty_cells(self, n: usize) -> u32 {
-        let block_low = block_mask(n) & LOW_BITS;
+    pub fn empty_cells(self, shape: Shape) -> u32 {
+        let block_low = shape.block_mask() & LOW_BITS;
         (block_low & !occupied_bits(self.0)).count_ones()
     }
 
@@ -163,11 +147,12 @@ impl Board {
         h.is_some() || (t.len() == 16 && t.chars().all(|c| c.is_ascii_hexdigit()))
     }
 
-    /// Parse a board of side `n` written as rows separated by `/` (or newlines),
-    /// cells separated by spaces, `.` or `0` for empty: `"2 4 / . 8"`; or the
-    /// 16-digit nybble hex form (`0x0000000000310021`), whose size is taken as
-    /// the smallest block holding every tile (see [`Board::is_hex_form`]).
-    pub fn parse(text: &str) -> Result<(Board, usize), BoardParseError> {
+    /// Parse a board written as rows separated by `/` (or newlines), cells
+    /// separated by spaces, `.` or `0` for empty: `"2 4 / . 8"` (its shape is
+    /// its rows and cells); or the 16-digit nybble hex form
+    /// (`0x0000000000310021`), whose shape is taken as the smallest square
+    /// holding every tile (see [`Board::is_hex_form`]).
+    pub fn parse(text: &str) -> Result<(Board, Shape), BoardParseError> {
         let t = text.trim();
         if Self::is_hex_form(t) {
             let h = t
@@ -182,20 +167,25 @@ impl Board {
             .filter(|r| !r.is_empty())
             .collect();
         let cells: usize = rows.iter().map(Vec::len).sum();
-        let n = rows.len();
-        if !(2..=4).contains(&n) || rows.iter().any(|r| r.len() != n) {
-            return Err(BoardParseError::Shape { rows: n, cells });
-        }
+        let shape = match Shape::new(rows.len() as u32, rows[0].len() as u32) {
+            Ok(shape) if rows.iter().all(|r| r.len() == shape.cols()) => shape,
+            _ => {
+                return Err(BoardParseError::Shape {
+                    rows: rows.len(),
+                    cells,
+                })
+            }
+        };
         let mut b = Board::EMPTY;
         for (r, row) in rows.iter().enumerate() {
             for (c, cell) in row.iter().enumerate() {
                 b = b.with(r, c, parse_cell(cell)?);
             }
         }
-        Ok((b, n))
+        Ok((b, shape))
     }
 
-    fn parse_hex(orig: &str, h: &str) -> Result<(Board, usize), BoardParseError> {
+    fn parse_hex(orig: &str, h: &str) -> Result<(Board, Shape), BoardParseError> {
         let err = || BoardParseError::Hex {
             text: orig.to_string(),
         };
@@ -203,21 +193,24 @@ impl Board {
             return Err(err());
         }
         let x = u64::from_str_radix(h, 16).map_err(|_| err())?;
-        // The size is the smallest block that holds every tile (at least 2).
-        let n = (2..=4).find(|&n| x & !block_mask(n) == 0).unwrap_or(4);
-        Ok((Board(x), n))
+        // The shape is the smallest square that holds every tile (at least 2).
+        let shape = (2..=4)
+            .map(Shape::square)
+            .find(|&s| Board(x).fits(s))
+            .unwrap_or(Shape::square(4));
+        Ok((Board(x), shape))
     }
 
-    /// Check that every tile lies inside the `n x n` block.
-    pub fn fits(self, n: usize) -> bool {
-        self.0 & !block_mask(n) == 0
+    /// Check that every tile lies inside the block of `shape`.
+    pub fn fits(self, shape: Shape) -> bool {
+        self.0 & !shape.block_mask() == 0
     }
 
     /// Render as rows of tile values, `.` for empty, rows separated by " / ".
-    pub fn to_text(self, n: usize) -> String {
-        let mut rows = Vec::with_capacity(n);
-        for r in 0..n {
-            let cells: Vec<String> = (0..n)
+    pub fn to_text(self, shape: Shape) -> String {
+        let mut rows = Vec::with_capacity(shape.rows());
+        for r in 0..shape.rows() {
+            let cells: Vec<String> = (0..shape.cols())
                 .map(|c| match self.get(r, c) {
                     0 => ".".to_string(),
                     e => (1u32 << e).to_string(),
@@ -229,10 +222,10 @@ impl Board {
     }
 
     /// Render as an aligned grid, one row per line.
-    pub fn to_grid(self, n: usize) -> String {
+    pub fn to_grid(self, shape: Shape) -> String {
         let mut out = String::new();
-        for r in 0..n {
-            for c in 0..n {
+        for r in 0..shape.rows() {
+            for c in 0..shape.cols() {
                 let cell = match self.get(r, c) {
                     0 => ".".to_string(),
                     e => (1u32 << e).to_string(),
@@ -284,19 +277,19 @@ mod tests {
 
     #[test]
     fn parse_rows_and_hex() {
-        let (b, n) = Board::parse("2 4 / . 8").unwrap();
-        assert_eq!(n, 2);
+        let (b, shape) = Board::parse("2 4 / . 8").unwrap();
+        assert_eq!(shape, Shape::square(2));
         assert_eq!(b.get(0, 0), 1);
         assert_eq!(b.get(0, 1), 2);
         assert_eq!(b.get(1, 0), 0);
         assert_eq!(b.get(1, 1), 3);
         assert_eq!(b.0, 0x0030_0021);
-        assert_eq!(b.to_text(2), "2 4 / . 8");
+        assert_eq!(b.to_text(Shape::square(2)), "2 4 / . 8");
         let (h, hn) = Board::parse("0x0000000000300021").unwrap();
-        assert_eq!((h, hn), (b, 2));
+        assert_eq!((h, hn), (b, Shape::square(2)));
         assert_eq!(b.tile_sum(), 14);
         assert_eq!(b.max_exponent(), 3);
-        assert_eq!(b.empty_cells(2), 1);
+        assert_eq!(b.empty_cells(Shape::square(2)), 1);
     }
 
     #[test]
@@ -320,9 +313,25 @@ mod tests {
     }
 
     #[test]
-    fn block_masks() {
-        assert_eq!(block_mask(2), 0x0000_0000_00FF_00FF);
-        assert_eq!(block_mask(3), 0x0000_0FFF_0FFF_0FFF);
-        assert_eq!(block_mask(4), u64::MAX);
+    fn rectangles() {
+        let (b, shape) = Board::parse("2 . 4 / . . 8").unwrap();
+        assert_eq!(shape, Shape::new(2, 3).unwrap());
+        assert_eq!(b.to_text(shape), "2 . 4 / . . 8");
+        assert_eq!(b.empty_cells(shape), 3);
+        let (b, shape) = Board::parse("2 . / . 4 / 8 .").unwrap();
+        assert_eq!(shape, Shape::new(3, 2).unwrap());
+        assert_eq!(
+            b.to_grid(shape),
+            "     2     .\n     .     4\n     8     .\n"
+        );
+        assert!(!b.fits(Shape::new(2, 3).unwrap()));
+        assert!(matches!(
+            Board::parse("2 2 / 2 2 / 2 2 / 2 2 / 2 2"),
+            Err(BoardParseError::Shape { rows: 5, .. })
+        ));
+        assert!(matches!(
+            Board::parse("2 / 2"),
+            Err(BoardParseError::Shape { rows: 2, cells: 2 })
+        ));
     }
 }

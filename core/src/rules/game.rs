@@ -1,25 +1,26 @@
-//! A validated game definition: board size, target tile, discount, the
+//! A validated game definition: board shape, target tile, discount, the
 //! spawn rule and the objective.
 
 use serde::{Deserialize, Serialize};
 
 use crate::rules::board::Board;
+use crate::rules::shape::{Shape, ShapeError};
 use crate::rules::spawn::SpawnRule;
 
 /// Errors for a game that cannot be played or solved.
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum GameError {
-    /// Board side outside 2..=4.
-    #[error("board size {0} is not supported: use 2, 3 or 4 (for 2x2, 3x3, 4x4)")]
-    BoardSize(u32),
+    /// A board shape outside 2 to 4 rows of 2 to 4 cells.
+    #[error(transparent)]
+    Shape(#[from] ShapeError),
     /// Target not a power of two.
     #[error("target {0} is not a power of two")]
     TargetNotPowerOfTwo(u64),
     /// Target outside the range this board can reach.
-    #[error("target {target} is out of range for {n}x{n}: use a power of two from 8 to {max}")]
+    #[error("target {target} is out of range for {shape}: use a power of two from 8 to {max}")]
     TargetRange {
-        /// Board side.
-        n: u32,
+        /// Board shape.
+        shape: Shape,
         /// Requested target.
         target: u64,
         /// Largest target this board can hold.
@@ -41,12 +42,12 @@ pub enum GameError {
     NoTarget,
     /// A board whose tiles would outgrow a nybble if played to the end.
     #[error(
-        "{n}x{n} cannot be played to the end: its tiles would outgrow 32768, the largest the \
+        "{shape} cannot be played to the end: its tiles would outgrow 32768, the largest the \
          board encoding holds; give a target"
     )]
     NoEnd {
-        /// Board side.
-        n: u32,
+        /// Board shape.
+        shape: Shape,
     },
 }
 
@@ -86,13 +87,17 @@ impl std::str::FromStr for Objective {
     }
 }
 
-/// A game to solve: `n x n` board played to tile `2^target_exp` (or to the
-/// end, see [`Game::to_the_end`]), with a discount, a spawn rule and an
+/// A game to solve: a board of `shape` played to tile `2^target_exp` (or to
+/// the end, see [`Game::to_the_end`]), with a discount, a spawn rule and an
 /// objective.
+///
+/// In JSON a square's shape is `"n"`, as before rectangles existed; a
+/// rectangle's is `"rows"` and `"columns"`.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "GameRecord", into = "GameRecord")]
 pub struct Game {
-    /// Board side, 2..=4.
-    pub n: u8,
+    /// The board's shape.
+    pub shape: Shape,
     /// Exponent of the target tile (target = 2^target_exp). A game played
     /// to the end has a target no board of its size can make
     /// ([`Game::ends_at_target`]).
@@ -103,27 +108,76 @@ pub struct Game {
     /// Stored as `four_probability` and left out when it is the standard
     /// rule's, so a standard game's records are as they were before the
     /// field existed.
+    pub fours_per_million: u32,
+    /// What the values measure. Left out of JSON when it is `win`, so a
+    /// win game's records are as they were before the field existed.
+    pub objective: Objective,
+}
+
+/// A [`Game`] as JSON holds it.
+#[derive(Serialize, Deserialize)]
+struct GameRecord {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    n: Option<u8>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    rows: Option<u8>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    columns: Option<u8>,
+    target_exp: u8,
+    discount: f64,
     #[serde(
         rename = "four_probability",
         default = "standard_fours",
         skip_serializing_if = "is_standard_fours",
         with = "millionths"
     )]
-    pub fours_per_million: u32,
-    /// What the values measure. Left out of JSON when it is `win`, so a
-    /// win game's records are as they were before the field existed.
+    fours_per_million: u32,
     #[serde(default, skip_serializing_if = "is_win")]
-    pub objective: Objective,
+    objective: Objective,
+}
+
+impl From<Game> for GameRecord {
+    fn from(g: Game) -> GameRecord {
+        let (rows, cols) = (g.shape.rows() as u8, g.shape.cols() as u8);
+        let (n, rows, columns) = if g.shape.is_square() {
+            (Some(rows), None, None)
+        } else {
+            (None, Some(rows), Some(cols))
+        };
+        GameRecord {
+            n,
+            rows,
+            columns,
+            target_exp: g.target_exp,
+            discount: g.discount,
+            fours_per_million: g.fours_per_million,
+            objective: g.objective,
+        }
+    }
+}
+
+impl TryFrom<GameRecord> for Game {
+    type Error = String;
+
+    fn try_from(r: GameRecord) -> Result<Game, String> {
+        let shape = match (r.n, r.rows, r.columns) {
+            (Some(n), None, None) => Shape::new(n.into(), n.into()),
+            (None, Some(rows), Some(cols)) => Shape::new(rows.into(), cols.into()),
+            _ => return Err("a game has either n, or rows and columns".into()),
+        }
+        .map_err(|e| e.to_string())?;
+        Ok(Game {
+            shape,
+            target_exp: r.target_exp,
+            discount: r.discount,
+            fours_per_million: r.fours_per_million,
+            objective: r.objective,
+        })
+    }
 }
 
 fn is_win(o: &Objective) -> bool {
     *o == Objective::Win
-}
-
-/// The exponent of the largest tile an `n x n` board can make: 2^(n*n + 2),
-/// cells holding 2^(n*n+1), ..., 4 and a spawned 4 merging all the way up.
-fn largest_exp(n: u32) -> u32 {
-    n * n + 2
 }
 
 fn standard_fours() -> u32 {
@@ -149,27 +203,24 @@ mod millionths {
 }
 
 impl Game {
-    /// Check a board side a person gives (2, 3 or 4), as [`Game::new`]
-    /// checks it, for uses that need a board but no target or discount.
-    pub fn check_size(n: u32) -> Result<usize, GameError> {
-        if !(2..=4).contains(&n) {
-            return Err(GameError::BoardSize(n));
-        }
-        Ok(n as usize)
+    /// Validate and build a game on the `n x n` square from user-facing
+    /// numbers: [`Game::on`] a square.
+    pub fn new(n: u32, target: u64, discount: f64) -> Result<Game, GameError> {
+        Game::on(Shape::new(n, n)?, target, discount)
     }
 
-    /// Validate and build a game from user-facing numbers.
-    pub fn new(n: u32, target: u64, discount: f64) -> Result<Game, GameError> {
-        Game::check_size(n)?;
+    /// Validate and build a game on boards of `shape` from user-facing
+    /// numbers.
+    pub fn on(shape: Shape, target: u64, discount: f64) -> Result<Game, GameError> {
         if !target.is_power_of_two() {
             return Err(GameError::TargetNotPowerOfTwo(target));
         }
         // A nybble holds exponents up to 15.
-        let max_exp = (largest_exp(n) as u8).min(15);
+        let max_exp = (shape.largest_exp() as u8).min(15);
         let exp = target.trailing_zeros() as u8;
         if !(3..=max_exp).contains(&exp) {
             return Err(GameError::TargetRange {
-                n,
+                shape,
                 target,
                 max: 1u64 << max_exp,
             });
@@ -178,7 +229,7 @@ impl Game {
             return Err(GameError::Discount(discount));
         }
         Ok(Game {
-            n: n as u8,
+            shape,
             target_exp: exp,
             discount,
             fours_per_million: SpawnRule::STANDARD_FOURS_PER_MILLION,
@@ -186,18 +237,18 @@ impl Game {
         })
     }
 
-    /// The score game on an `n x n` board played until no move is left: its
-    /// target is a tile one above the largest the board can make. Boards
-    /// whose largest tile does not fit a nybble (4x4) are refused.
-    pub fn to_the_end(n: u32, discount: f64) -> Result<Game, GameError> {
-        Game::check_size(n)?;
-        let exp = largest_exp(n) + 1;
+    /// The score game on boards of `shape` played until no move is left:
+    /// its target is a tile one above the largest the board can make.
+    /// Boards whose tiles could outgrow a nybble (4x4, whose largest tile
+    /// would be 2^18) are refused.
+    pub fn to_the_end(shape: Shape, discount: f64) -> Result<Game, GameError> {
+        let exp = shape.largest_exp() + 1;
         if exp > 15 {
-            return Err(GameError::NoEnd { n });
+            return Err(GameError::NoEnd { shape });
         }
         let game = Game {
             target_exp: exp as u8,
-            ..Game::new(n, 8, discount)?
+            ..Game::on(shape, 8, discount)?
         };
         game.with_objective(Objective::Score)
     }
@@ -213,7 +264,7 @@ impl Game {
 
     /// Whether the game ends at its target tile (false: played to the end).
     pub fn ends_at_target(&self) -> bool {
-        u32::from(self.target_exp) <= largest_exp(self.n.into())
+        u32::from(self.target_exp) <= self.shape.largest_exp()
     }
 
     /// The target tile, None for a game played to the end.
@@ -273,12 +324,6 @@ impl Game {
         self.fours_per_million as f64 / 1e6
     }
 
-    /// Board side as usize.
-    #[inline]
-    pub fn size(&self) -> usize {
-        self.n as usize
-    }
-
     /// Target tile value.
     pub fn target(&self) -> u64 {
         1u64 << self.target_exp
@@ -299,12 +344,12 @@ impl Game {
     }
 
     /// Short name used in logs and store paths, e.g. `3x3-to-1024`,
-    /// `3x3-to-1024-discount-0.99`, `3x3-to-1024-four-0.5` or
-    /// `3x3-to-the-end-score`.
+    /// `3x4-to-2048` (3 rows of 4), `3x3-to-1024-discount-0.99`,
+    /// `3x3-to-1024-four-0.5` or `3x3-to-the-end-score`.
     pub fn name(&self) -> String {
         let mut name = match self.target_tile() {
-            Some(t) => format!("{n}x{n}-to-{t}", n = self.n),
-            None => format!("{n}x{n}-to-the-end", n = self.n),
+            Some(t) => format!("{}-to-{t}", self.shape),
+            None => format!("{}-to-the-end", self.shape),
         };
         if self.discount != 1.0 {
             name += &format!("-discount-{}", self.discount);
@@ -326,10 +371,25 @@ mod tests {
     #[test]
     fn validation() {
         assert!(Game::new(3, 1024, 1.0).is_ok());
-        assert_eq!(Game::new(5, 64, 1.0), Err(GameError::BoardSize(5)));
-        assert_eq!(Game::new(1, 64, 1.0), Err(GameError::BoardSize(1)));
-        assert_eq!(Game::check_size(3), Ok(3));
-        assert_eq!(Game::check_size(5), Err(GameError::BoardSize(5)));
+        let bad = |s: &str| GameError::Shape(ShapeError(s.into()));
+        assert_eq!(Game::new(5, 64, 1.0), Err(bad("5")));
+        assert_eq!(Game::new(1, 64, 1.0), Err(bad("1")));
+        let rect = Shape::new(2, 3).unwrap();
+        assert_eq!(Game::on(rect, 256, 1.0).unwrap().name(), "2x3-to-256");
+        assert_eq!(
+            Game::on(rect, 512, 1.0),
+            Err(GameError::TargetRange {
+                shape: rect,
+                target: 512,
+                max: 256
+            })
+        );
+        assert_eq!(
+            Game::on(Shape::new(3, 4).unwrap(), 16384, 1.0)
+                .unwrap()
+                .target_exp,
+            14
+        );
         assert_eq!(
             Game::new(4, 100, 1.0),
             Err(GameError::TargetNotPowerOfTwo(100))
@@ -337,7 +397,7 @@ mod tests {
         assert_eq!(
             Game::new(4, 4, 1.0),
             Err(GameError::TargetRange {
-                n: 4,
+                shape: Shape::square(4),
                 target: 4,
                 max: 32768
             })
@@ -345,7 +405,7 @@ mod tests {
         assert_eq!(
             Game::new(4, 65536, 1.0),
             Err(GameError::TargetRange {
-                n: 4,
+                shape: Shape::square(4),
                 target: 65536,
                 max: 32768
             })
@@ -402,19 +462,25 @@ mod tests {
         assert_eq!(score.name(), "3x3-to-64-score");
         assert_eq!((score.target_value(), score.reward(0x11, 0x2)), (0.0, 4.0));
         assert_eq!(score.target_tile(), Some(64));
-        let end = Game::to_the_end(3, 1.0).unwrap();
+        let end = Game::to_the_end(Shape::square(3), 1.0).unwrap();
         assert_eq!((end.objective, end.target_tile()), (Objective::Score, None));
         assert_eq!(end.name(), "3x3-to-the-end-score");
         assert_eq!(
-            Game::to_the_end(2, 0.9).unwrap().name(),
+            Game::to_the_end(Shape::square(2), 0.9).unwrap().name(),
             "2x2-to-the-end-discount-0.9-score"
         );
         assert!(
-            Game::to_the_end(2, 1.0).unwrap().target_exp > 6,
+            Game::to_the_end(Shape::square(2), 1.0).unwrap().target_exp > 6,
             "past 2x2's largest tile"
         );
-        assert_eq!(Game::to_the_end(4, 1.0), Err(GameError::NoEnd { n: 4 }));
-        assert_eq!(Game::to_the_end(5, 1.0), Err(GameError::BoardSize(5)));
+        let four = Shape::square(4);
+        assert_eq!(
+            Game::to_the_end(four, 1.0),
+            Err(GameError::NoEnd { shape: four })
+        );
+        let three_by_four = Game::to_the_end(Shape::new(3, 4).unwrap(), 1.0).unwrap();
+        assert_eq!(three_by_four.name(), "3x4-to-the-end-score");
+        assert_eq!(three_by_four.target_exp, 15);
         assert_eq!(end.with_objective(Objective::Win), Err(GameError::NoTarget));
         assert_eq!("score".parse(), Ok(Objective::Score));
         assert_eq!("win".parse(), Ok(Objective::Win));
@@ -442,5 +508,19 @@ mod tests {
         assert_eq!(serde_json::from_str::<Game>(&json).unwrap(), half);
         let bad = r#"{"n":3,"target_exp":6,"discount":1.0,"four_probability":2.0}"#;
         assert!(serde_json::from_str::<Game>(bad).is_err());
+        let rect = Game::on(Shape::new(2, 4).unwrap(), 64, 1.0).unwrap();
+        let json = serde_json::to_string(&rect).unwrap();
+        assert_eq!(
+            json,
+            r#"{"rows":2,"columns":4,"target_exp":6,"discount":1.0}"#
+        );
+        assert_eq!(serde_json::from_str::<Game>(&json).unwrap(), rect);
+        for bad in [
+            r#"{"rows":2,"target_exp":6,"discount":1.0}"#,
+            r#"{"n":2,"rows":2,"columns":4,"target_exp":6,"discount":1.0}"#,
+            r#"{"rows":5,"columns":2,"target_exp":6,"discount":1.0}"#,
+        ] {
+            assert!(serde_json::from_str::<Game>(bad).is_err(), "{bad}");
+        }
     }
 }

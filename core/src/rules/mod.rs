@@ -2,12 +2,16 @@
 //! symmetries, where tiles spawn, and a game's definition.
 //!
 //! Modules:
-//! - [`board`]: the u64 nybble bitboard and its geometry (2x2, 3x3, 4x4).
-//! - [`game`]: a validated game definition (board size, target, discount).
-//! - [`row_tables`]: precomputed per-row move tables, one set per board size.
+//! - [`board`]: the u64 nybble bitboard (cells, parsing, rendering).
+//! - [`shape`]: the board's shape, rows and columns from 2 to 4.
+//! - [`game`]: a validated game definition (shape, target, discount, spawn
+//!   rule, objective).
+//! - [`row_tables`]: precomputed per-line move tables, one set per line
+//!   length.
 //! - [`direction`]: the four moves as a type (action codes, names).
 //! - [`moves`]: the four moves on the bitboard, win and loss tests.
-//! - [`canonical`]: the 8 symmetries of the square and canonical forms.
+//! - [`canonical`]: the symmetries (8 of a square, 4 of a rectangle) and
+//!   canonical forms.
 //! - [`spawn`]: tile placement: start states and the successors of a state.
 //! - [`rng`]: the seeded splitmix64 generator that draws spawned tiles in
 //!   played games.
@@ -21,5 +25,6 @@ pub mod game;
 pub mod moves;
 pub mod rng;
 pub mod row_tables;
+pub mod shape;
 pub mod slow;
 pub mod spawn;

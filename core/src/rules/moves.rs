@@ -1,30 +1,38 @@
 //! The four moves on the bitboard, and the win / loss tests.
 
-use crate::rules::board::{block_mask, occupied_bits, LOW_BITS};
-use crate::rules::canonical::transpose;
+use crate::rules::board::{occupied_bits, LOW_BITS};
+use crate::rules::canonical::{cell_images, transpose};
 use crate::rules::direction::Direction;
 use crate::rules::row_tables::Tables;
+use crate::rules::shape::Shape;
 
-/// Applies moves for one board size.
+/// Applies moves for one board shape.
 #[derive(Clone, Copy)]
 pub struct Mover {
-    n: usize,
-    tables: &'static Tables,
+    shape: Shape,
+    /// Tables for the rows (lines of `cols` cells).
+    rows: &'static Tables,
+    /// Tables for the columns (lines of `rows` cells).
+    columns: &'static Tables,
+    cell_images: &'static [[u8; 16]; 8],
 }
 
 impl Mover {
-    /// The mover for side `n`.
-    pub fn new(n: usize) -> Mover {
+    /// The mover for boards of `shape`.
+    pub fn new(shape: Shape) -> Mover {
         Mover {
-            n,
-            tables: Tables::get(n),
+            shape,
+            rows: Tables::get(shape.cols()),
+            columns: Tables::get(shape.rows()),
+            cell_images: cell_images(shape),
         }
     }
 
+    /// Slides the first `lines` rows of `x` by `table`.
     #[inline(always)]
-    fn rows(&self, x: u64, table: &[u16]) -> u64 {
+    fn lines(x: u64, lines: usize, table: &[u16]) -> u64 {
         let mut out = 0u64;
-        for r in 0..self.n {
+        for r in 0..lines {
             let row = ((x >> (16 * r)) & 0xFFFF) as usize;
             // SAFETY-free: rows of a valid board are below 16^n = table.len();
             // `get` keeps an invalid board from reading out of bounds.
@@ -36,11 +44,12 @@ impl Mover {
     /// The board after moving `dir` (equal to `x` when the move is illegal).
     #[inline]
     pub fn apply(&self, x: u64, dir: Direction) -> u64 {
+        let (r, c) = (self.shape.rows(), self.shape.cols());
         match dir {
-            Direction::Left => self.rows(x, &self.tables.left),
-            Direction::Right => self.rows(x, &self.tables.right),
-            Direction::Up => transpose(self.rows(transpose(x), &self.tables.left)),
-            Direction::Down => transpose(self.rows(transpose(x), &self.tables.right)),
+            Direction::Left => Self::lines(x, r, &self.rows.left),
+            Direction::Right => Self::lines(x, r, &self.rows.right),
+            Direction::Up => transpose(Self::lines(transpose(x), c, &self.columns.left)),
+            Direction::Down => transpose(Self::lines(transpose(x), c, &self.columns.right)),
         }
     }
 
@@ -49,42 +58,50 @@ impl Mover {
     /// when the move is illegal).
     #[inline]
     pub fn apply_scored(&self, x: u64, dir: Direction) -> (u64, u32) {
+        let (r, c) = (self.shape.rows(), self.shape.cols());
         match dir {
-            Direction::Left => self.rows_scored(x, &self.tables.left),
-            Direction::Right => self.rows_scored(x, &self.tables.right),
+            Direction::Left => Self::lines_scored(x, r, self.rows, &self.rows.left),
+            Direction::Right => Self::lines_scored(x, r, self.rows, &self.rows.right),
             Direction::Up => {
-                let (y, s) = self.rows_scored(transpose(x), &self.tables.left);
+                let (y, s) = Self::lines_scored(transpose(x), c, self.columns, &self.columns.left);
                 (transpose(y), s)
             }
             Direction::Down => {
-                let (y, s) = self.rows_scored(transpose(x), &self.tables.right);
+                let (y, s) = Self::lines_scored(transpose(x), c, self.columns, &self.columns.right);
                 (transpose(y), s)
             }
         }
     }
 
     #[inline(always)]
-    fn rows_scored(&self, x: u64, table: &[u16]) -> (u64, u32) {
+    fn lines_scored(x: u64, lines: usize, tables: &Tables, table: &[u16]) -> (u64, u32) {
         let mut out = 0u64;
         let mut score = 0u32;
-        for r in 0..self.n {
+        for r in 0..lines {
             let row = ((x >> (16 * r)) & 0xFFFF) as usize;
             out |= (table.get(row).copied().unwrap_or(row as u16) as u64) << (16 * r);
-            score += self.tables.score.get(row).copied().unwrap_or(0);
+            score += tables.score.get(row).copied().unwrap_or(0);
         }
         (out, score)
     }
 
-    /// Board side.
+    /// The board's shape.
     #[inline]
-    pub fn n(&self) -> usize {
-        self.n
+    pub fn shape(&self) -> Shape {
+        self.shape
+    }
+
+    /// `cell_images()[g][cell]`: where cell `cell` lands under symmetry `g`
+    /// ([`crate::rules::canonical::cell_images`]), for the spawn kernels.
+    #[inline]
+    pub fn cell_images(&self) -> &'static [[u8; 16]; 8] {
+        self.cell_images
     }
 
     /// True when no move changes the board.
     #[inline]
     pub fn is_lost(&self, x: u64) -> bool {
-        let block_low = block_mask(self.n) & LOW_BITS;
+        let block_low = self.shape.block_mask() & LOW_BITS;
         if block_low & !occupied_bits(x) != 0 {
             return false;
         }
@@ -92,12 +109,6 @@ impl Mover {
         // changes it; left and right are both no-ops exactly when no two
         // horizontal neighbours are equal (likewise up and down).
         self.apply(x, Direction::Left) == x && self.apply(x, Direction::Up) == x
-    }
-
-    /// Bitboard table access for the successor kernels.
-    #[inline]
-    pub fn tables(&self) -> &'static Tables {
-        self.tables
     }
 }
 
@@ -120,7 +131,7 @@ mod tests {
 
     #[test]
     fn documented_merge_order() {
-        let m = Mover::new(4);
+        let m = Mover::new(Shape::square(4));
         let x = b("2 2 2 . / . . . . / . . . . / . . . .");
         assert_eq!(
             m.apply(x, Direction::Left),
@@ -146,7 +157,7 @@ mod tests {
             b("8 8 . . / . . . . / . . . . / . . . .")
         );
         let x = b("2 . . / 2 . . / 4 . .");
-        let m3 = Mover::new(3);
+        let m3 = Mover::new(Shape::square(3));
         assert_eq!(m3.apply(x, Direction::Up), b("4 . . / 4 . . / . . ."));
         assert_eq!(m3.apply(x, Direction::Down), b(". . . / 4 . . / 4 . ."));
     }
@@ -154,16 +165,16 @@ mod tests {
     #[test]
     fn scored_moves_match_slow_on_random_boards() {
         let mut seed = 0x5eed_u64;
-        for n in 2..=4 {
-            let m = Mover::new(n);
+        for shape in Shape::all() {
+            let m = Mover::new(shape);
             for _ in 0..20_000 {
                 seed = seed
                     .wrapping_mul(6364136223846793005)
                     .wrapping_add(1442695040888963407);
                 // Small exponents (0..4) so that merges are common.
                 let mut x = 0u64;
-                for r in 0..n {
-                    for c in 0..n {
+                for r in 0..shape.rows() {
+                    for c in 0..shape.cols() {
                         let e = (seed >> (2 * (4 * r + c))) & 3;
                         x |= e << (16 * r + 4 * c);
                     }
@@ -174,13 +185,13 @@ mod tests {
                     assert_eq!(Board::merge_score(x, y), u64::from(s), "{x:#x} {d:?}");
                     assert_eq!(
                         (y, s),
-                        crate::rules::slow::apply_score(x, n, d),
-                        "n={n} {x:#x} {d:?}"
+                        crate::rules::slow::apply_score(x, shape, d),
+                        "{shape} {x:#x} {d:?}"
                     );
                 }
             }
         }
-        let m = Mover::new(4);
+        let m = Mover::new(Shape::square(4));
         let x = b("2 2 2 2 / 4 4 8 . / . . . . / . . . .");
         assert_eq!(m.apply_scored(x, Direction::Left).1, 8 + 8);
         assert_eq!(m.apply_scored(x, Direction::Up).1, 0);
@@ -188,7 +199,7 @@ mod tests {
 
     #[test]
     fn lost_and_win_tests() {
-        let m = Mover::new(2);
+        let m = Mover::new(Shape::square(2));
         assert!(m.is_lost(b("2 4 / 4 2")));
         assert!(!m.is_lost(b("2 2 / 4 8")));
         assert!(!m.is_lost(b("2 4 / 2 8")));

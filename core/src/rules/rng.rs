@@ -16,6 +16,7 @@
 //!   chance of a 4 ([`SpawnRule::four`]; 0.1 unless
 //!   [`SeededRng::with_rule`] gives another), else a 2.
 
+use crate::rules::shape::Shape;
 use crate::rules::spawn::{empty_bits, SpawnRule};
 
 /// A splitmix64 generator with the spawn rule it places tiles by (see the
@@ -54,10 +55,10 @@ impl SeededRng {
         ((self.next_u64() as u128 * k as u128) >> 64) as u64
     }
 
-    /// Place a tile by the spawn rule: uniform empty cell of the `n x n`
-    /// block, 4 with the rule's probability. `x` must have an empty cell.
-    pub fn spawn(&mut self, x: u64, n: usize) -> u64 {
-        let mut empties = empty_bits(x, n);
+    /// Place a tile by the spawn rule: uniform empty cell of the block of
+    /// `shape`, 4 with the rule's probability. `x` must have an empty cell.
+    pub fn spawn(&mut self, x: u64, shape: Shape) -> u64 {
+        let mut empties = empty_bits(x, shape);
         let k = empties.count_ones() as u64;
         for _ in 0..self.below(k) {
             empties &= empties - 1;
@@ -67,17 +68,16 @@ impl SeededRng {
         x | ((if four { 2u64 } else { 1 }) << cell)
     }
 
-    /// A start board: two tiles spawned on the empty `n x n` board.
-    pub fn start(&mut self, n: usize) -> u64 {
-        let x = self.spawn(0, n);
-        self.spawn(x, n)
+    /// A start board: two tiles spawned on the empty board of `shape`.
+    pub fn start(&mut self, shape: Shape) -> u64 {
+        let x = self.spawn(0, shape);
+        self.spawn(x, shape)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::board::block_mask;
 
     #[test]
     fn splitmix64_reference_outputs() {
@@ -100,15 +100,16 @@ mod tests {
         ] {
             let rule = SpawnRule::new(m);
             let mut rng = SeededRng::new(7 + n as u64).with_rule(&rule);
+            let n = Shape::square(n);
             let mut fours = 0;
             let draws = 20_000;
             for _ in 0..draws {
                 let x = rng.start(n);
-                assert_eq!(x & !block_mask(n), 0);
-                assert_eq!(crate::Board(x).empty_cells(n) as usize, n * n - 2);
+                assert_eq!(x & !n.block_mask(), 0);
+                assert_eq!(crate::Board(x).empty_cells(n) as usize, n.cells() - 2);
                 let y = rng.spawn(x, n);
                 let new = y ^ x;
-                assert_eq!(new.count_ones(), 1, "one tile added, n={n}");
+                assert_eq!(new.count_ones(), 1, "one tile added, {n}");
                 assert_eq!(x & (0xF << (new.trailing_zeros() / 4 * 4)), 0);
                 if (new >> (new.trailing_zeros() / 4 * 4)) == 2 {
                     fours += 1;
@@ -117,7 +118,7 @@ mod tests {
             let share = fours as f64 / draws as f64;
             assert!(
                 (share - rule.four).abs() < 0.01,
-                "n={n} m={m} share of 4s {share}"
+                "{n} m={m} share of 4s {share}"
             );
         }
     }

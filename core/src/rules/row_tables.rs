@@ -1,20 +1,22 @@
-//! Precomputed per-row tables, one set per board size, built once on first use
-//! from the slow reference rules in [`crate::rules::slow`].
+//! Precomputed per-line tables, one set per line length (2, 3 or 4 cells),
+//! built once on first use from the slow reference rules in
+//! [`crate::rules::slow`].
 //!
-//! A row of an `n x n` board is an `n`-nybble value below `16^n`; the table
-//! entry is the row after sliding it left (or right). Moving a whole board is
-//! one lookup per row, and up/down are left/right on the transposed board.
+//! A line of `n` cells is an `n`-nybble value below `16^n`; the table
+//! entry is the line after sliding it left (or right). Moving a whole board is
+//! one lookup per row, and up/down are left/right on the transposed board
+//! (whose rows are the board's columns: a rectangle's columns take the tables
+//! of the other length).
 //! The score of a move (the values of the tiles its merges create) is one
 //! more lookup per row, kept apart so that plain moves do not load it.
 
 use std::sync::OnceLock;
 
-use crate::rules::canonical;
 use crate::rules::slow;
 
-/// Tables for one board size.
+/// Tables for one line length.
 pub struct Tables {
-    /// Board side.
+    /// Cells in a line.
     pub n: usize,
     /// `left[row]`: the row after a move toward column 0.
     pub left: Vec<u16>,
@@ -27,17 +29,13 @@ pub struct Tables {
     /// it resolves from (checked exhaustively against the slow rules for
     /// both directions).
     pub score: Vec<u32>,
-    /// `pos[g][cell]`: the nybble index that cell `cell` lands on under
-    /// symmetry `g` (see [`canonical::image`]). Cells outside the block map to
-    /// themselves and are never used.
-    pub pos: [[u8; 16]; 8],
 }
 
 impl Tables {
-    /// The tables for side `n` (2, 3 or 4); built on first call.
+    /// The tables for lines of `n` cells (2, 3 or 4); built on first call.
     pub fn get(n: usize) -> &'static Tables {
         static TABLES: [OnceLock<Tables>; 3] = [OnceLock::new(), OnceLock::new(), OnceLock::new()];
-        assert!((2..=4).contains(&n), "board side {n} out of range");
+        assert!((2..=4).contains(&n), "line length {n} out of range");
         TABLES[n - 2].get_or_init(|| Tables::build(n))
     }
 
@@ -61,24 +59,11 @@ impl Tables {
             rev.reverse();
             right[row] = pack(&rev);
         }
-        let mut pos = [[0u8; 16]; 8];
-        for (g, map) in pos.iter_mut().enumerate() {
-            for (cell, p) in map.iter_mut().enumerate() {
-                let marker = 1u64 << (4 * cell);
-                let img = if cell % 4 < n && cell / 4 < n {
-                    canonical::image(marker, n, g)
-                } else {
-                    marker
-                };
-                *p = (img.trailing_zeros() / 4) as u8;
-            }
-        }
         Tables {
             n,
             left,
             right,
             score,
-            pos,
         }
     }
 }

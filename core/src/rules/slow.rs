@@ -6,6 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::rules::direction::Direction;
+use crate::rules::shape::Shape;
 use crate::{Game, Objective};
 
 /// Slide one line toward index 0: tiles move as far as they go; two equal
@@ -48,11 +49,11 @@ pub fn slide_line_score(cells: &[u8]) -> (Vec<u8>, u32) {
     (out, score)
 }
 
-/// The board as an `n x n` grid of exponents.
-pub fn to_grid(x: u64, n: usize) -> Vec<Vec<u8>> {
-    (0..n)
+/// The board as a grid of exponents, `rows` rows of `cols`.
+pub fn to_grid(x: u64, shape: Shape) -> Vec<Vec<u8>> {
+    (0..shape.rows())
         .map(|r| {
-            (0..n)
+            (0..shape.cols())
                 .map(|c| ((x >> (16 * r + 4 * c)) & 0xF) as u8)
                 .collect()
         })
@@ -71,55 +72,40 @@ pub fn from_grid(g: &[Vec<u8>]) -> u64 {
 }
 
 /// The board after a move, computed line by line on the grid.
-pub fn apply(x: u64, n: usize, dir: Direction) -> u64 {
-    let g = to_grid(x, n);
-    let mut out = vec![vec![0u8; n]; n];
-    for i in 0..n {
+pub fn apply(x: u64, shape: Shape, dir: Direction) -> u64 {
+    apply_score(x, shape, dir).0
+}
+
+/// The board after a move and the move's score (see [`slide_line_score`]),
+/// line by line on the grid: rows of `cols` cells for left and right,
+/// columns of `rows` cells for up and down.
+pub fn apply_score(x: u64, shape: Shape, dir: Direction) -> (u64, u32) {
+    let (rows, cols) = (shape.rows(), shape.cols());
+    let g = to_grid(x, shape);
+    let mut out = vec![vec![0u8; cols]; rows];
+    let mut score = 0;
+    let (lines, len) = match dir {
+        Direction::Left | Direction::Right => (rows, cols),
+        Direction::Up | Direction::Down => (cols, rows),
+    };
+    for i in 0..lines {
         // Read line i in the direction of travel, slide toward index 0, write back.
         let idx = |k: usize| -> (usize, usize) {
             match dir {
                 Direction::Left => (i, k),
-                Direction::Right => (i, n - 1 - k),
+                Direction::Right => (i, len - 1 - k),
                 Direction::Up => (k, i),
-                Direction::Down => (n - 1 - k, i),
+                Direction::Down => (len - 1 - k, i),
             }
         };
-        let line: Vec<u8> = (0..n)
-            .map(|k| {
-                let (r, c) = idx(k);
-                g[r][c]
-            })
-            .collect();
-        for (k, e) in slide_line(&line).into_iter().enumerate() {
-            let (r, c) = idx(k);
-            out[r][c] = e;
-        }
-    }
-    from_grid(&out)
-}
-
-/// The board after a move and the move's score (see [`slide_line_score`]),
-/// line by line on the grid.
-pub fn apply_score(x: u64, n: usize, dir: Direction) -> (u64, u32) {
-    let g = to_grid(x, n);
-    let mut out = vec![vec![0u8; n]; n];
-    let mut score = 0;
-    for i in 0..n {
-        let idx = |k: usize| -> (usize, usize) {
-            match dir {
-                Direction::Left => (i, k),
-                Direction::Right => (i, n - 1 - k),
-                Direction::Up => (k, i),
-                Direction::Down => (n - 1 - k, i),
-            }
-        };
-        let line: Vec<u8> = (0..n)
+        let line: Vec<u8> = (0..len)
             .map(|k| {
                 let (r, c) = idx(k);
                 g[r][c]
             })
             .collect();
         let (slid, s) = slide_line_score(&line);
+        assert_eq!(slid, slide_line(&line));
         score += s;
         for (k, e) in slid.into_iter().enumerate() {
             let (r, c) = idx(k);
@@ -129,9 +115,12 @@ pub fn apply_score(x: u64, n: usize, dir: Direction) -> (u64, u32) {
     (from_grid(&out), score)
 }
 
-/// Image under symmetry `g`: optional row flip, then column flip, then transpose.
-pub fn image(x: u64, n: usize, g: usize) -> u64 {
-    let mut grid = to_grid(x, n);
+/// Image under symmetry `g` (`g < shape.symmetries()`): optional row flip,
+/// then column flip, then transpose (squares only).
+pub fn image(x: u64, shape: Shape, g: usize) -> u64 {
+    assert!(g < shape.symmetries(), "{shape} has no symmetry {g}");
+    let n = shape.rows();
+    let mut grid = to_grid(x, shape);
     if g & 2 != 0 {
         grid.reverse();
     }
@@ -149,28 +138,32 @@ pub fn image(x: u64, n: usize, g: usize) -> u64 {
     from_grid(&grid)
 }
 
-/// Smallest image over the 8 symmetries.
-pub fn canonical(x: u64, n: usize) -> u64 {
-    (0..8).map(|g| image(x, n, g)).min().unwrap()
+/// Smallest image over the board's symmetries (8 for a square, 4 for a
+/// rectangle).
+pub fn canonical(x: u64, shape: Shape) -> u64 {
+    (0..shape.symmetries())
+        .map(|g| image(x, shape, g))
+        .min()
+        .unwrap()
 }
 
 /// No move changes the board.
-pub fn is_lost(x: u64, n: usize) -> bool {
-    Direction::ALL.iter().all(|&d| apply(x, n, d) == x)
+pub fn is_lost(x: u64, shape: Shape) -> bool {
+    Direction::ALL.iter().all(|&d| apply(x, shape, d) == x)
 }
 
 /// Some cell holds the target exponent.
-pub fn is_won(x: u64, n: usize, target_exp: u8) -> bool {
-    to_grid(x, n).iter().flatten().any(|&e| e == target_exp)
+pub fn is_won(x: u64, shape: Shape, target_exp: u8) -> bool {
+    to_grid(x, shape).iter().flatten().any(|&e| e == target_exp)
 }
 
 /// Every placement of a 2 (probability `1 - four`) or a 4 (probability
 /// `four`) in an empty cell, each with its probability, empty cells in
 /// row-major order; placements of probability 0 are left out.
-pub fn spawns(x: u64, n: usize, four: f64) -> Vec<(u64, f64)> {
-    let grid = to_grid(x, n);
-    let empty: Vec<(usize, usize)> = (0..n)
-        .flat_map(|r| (0..n).map(move |c| (r, c)))
+pub fn spawns(x: u64, shape: Shape, four: f64) -> Vec<(u64, f64)> {
+    let grid = to_grid(x, shape);
+    let empty: Vec<(usize, usize)> = (0..shape.rows())
+        .flat_map(|r| (0..shape.cols()).map(move |c| (r, c)))
         .filter(|&(r, c)| grid[r][c] == 0)
         .collect();
     let k = empty.len() as f64;
@@ -190,19 +183,19 @@ pub fn spawns(x: u64, n: usize, four: f64) -> Vec<(u64, f64)> {
 
 /// The start distribution: two tiles placed on the empty board, as canonical
 /// boards with their probabilities (a 4 with probability `four`).
-pub fn starts(n: usize, four: f64) -> BTreeMap<u64, f64> {
+pub fn starts(shape: Shape, four: f64) -> BTreeMap<u64, f64> {
     let mut out = BTreeMap::new();
-    for (one, p1) in spawns(0, n, four) {
-        for (two, p2) in spawns(one, n, four) {
-            *out.entry(canonical(two, n)).or_insert(0.0) += p1 * p2;
+    for (one, p1) in spawns(0, shape, four) {
+        for (two, p2) in spawns(one, shape, four) {
+            *out.entry(canonical(two, shape)).or_insert(0.0) += p1 * p2;
         }
     }
     out
 }
 
 /// Tile sum of a board.
-pub fn tile_sum(x: u64, n: usize) -> u32 {
-    to_grid(x, n)
+pub fn tile_sum(x: u64, shape: Shape) -> u32 {
+    to_grid(x, shape)
         .iter()
         .flatten()
         .filter(|&&e| e != 0)
@@ -211,29 +204,34 @@ pub fn tile_sum(x: u64, n: usize) -> u32 {
 }
 
 /// Largest exponent on a board.
-pub fn max_exp(x: u64, n: usize) -> u8 {
-    to_grid(x, n).iter().flatten().copied().max().unwrap_or(0)
+pub fn max_exp(x: u64, shape: Shape) -> u8 {
+    to_grid(x, shape)
+        .iter()
+        .flatten()
+        .copied()
+        .max()
+        .unwrap_or(0)
 }
 
 /// Every non-terminal canonical state reachable in `game` (by spawns of
 /// probability above 0), grouped by
 /// `(tile sum, max exponent)`, by plain breadth-first search. Small games only.
 pub fn enumerate(game: &Game) -> BTreeMap<(u32, u8), BTreeSet<u64>> {
-    let n = game.size();
+    let shape = game.shape;
     let four = game.four_probability();
-    let mut seen: BTreeSet<u64> = starts(n, four).keys().copied().collect();
+    let mut seen: BTreeSet<u64> = starts(shape, four).keys().copied().collect();
     let mut frontier: Vec<u64> = seen.iter().copied().collect();
     while let Some(s) = frontier.pop() {
         for d in Direction::ALL {
-            let t = apply(s, n, d);
-            if t == s || is_won(t, n, game.target_exp) {
+            let t = apply(s, shape, d);
+            if t == s || is_won(t, shape, game.target_exp) {
                 continue;
             }
-            for (next, _) in spawns(t, n, four) {
-                if is_lost(next, n) {
+            for (next, _) in spawns(t, shape, four) {
+                if is_lost(next, shape) {
                     continue;
                 }
-                let c = canonical(next, n);
+                let c = canonical(next, shape);
                 if seen.insert(c) {
                     frontier.push(c);
                 }
@@ -243,7 +241,7 @@ pub fn enumerate(game: &Game) -> BTreeMap<(u32, u8), BTreeSet<u64>> {
     let mut parts: BTreeMap<(u32, u8), BTreeSet<u64>> = BTreeMap::new();
     for s in seen {
         parts
-            .entry((tile_sum(s, n), max_exp(s, n)))
+            .entry((tile_sum(s, shape), max_exp(s, shape)))
             .or_default()
             .insert(s);
     }
@@ -254,15 +252,15 @@ pub fn enumerate(game: &Game) -> BTreeMap<(u32, u8), BTreeSet<u64>> {
 /// objective, by memoised recursion in decreasing tile sum. Small games
 /// only.
 pub fn solve(game: &Game) -> HashMap<u64, f64> {
-    let n = game.size();
+    let shape = game.shape;
     let parts = enumerate(game);
     let mut states: Vec<u64> = parts.values().flatten().copied().collect();
-    states.sort_by_key(|&s| std::cmp::Reverse(tile_sum(s, n)));
+    states.sort_by_key(|&s| std::cmp::Reverse(tile_sum(s, shape)));
     let mut value: HashMap<u64, f64> = HashMap::new();
     for s in states {
         let mut best = 0.0f64;
         for d in Direction::ALL {
-            let (t, points) = apply_score(s, n, d);
+            let (t, points) = apply_score(s, shape, d);
             if t == s {
                 continue;
             }
@@ -273,16 +271,16 @@ pub fn solve(game: &Game) -> HashMap<u64, f64> {
                 Objective::Win => (0.0, 1.0),
                 Objective::Score => (f64::from(points), 0.0),
             };
-            let q = if is_won(t, n, game.target_exp) {
+            let q = if is_won(t, shape, game.target_exp) {
                 end
             } else {
-                spawns(t, n, game.four_probability())
+                spawns(t, shape, game.four_probability())
                     .into_iter()
                     .map(|(next, p)| {
-                        if is_lost(next, n) {
+                        if is_lost(next, shape) {
                             0.0
                         } else {
-                            p * value[&canonical(next, n)]
+                            p * value[&canonical(next, shape)]
                         }
                     })
                     .sum()

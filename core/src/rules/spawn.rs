@@ -3,14 +3,14 @@
 //! A successor is a move followed by a spawn. Instead of canonicalising every
 //! successor from scratch, the 8 symmetric images of the afterstate are
 //! computed once and the new tile is ORed into each image at the position its
-//! cell maps to ([`crate::rules::row_tables::Tables::pos`]); the minimum is the canonical
-//! successor.
+//! cell maps to ([`crate::rules::canonical::cell_images`]); the minimum is the
+//! canonical successor.
 
 use std::collections::BTreeMap;
 
-use crate::rules::board::{block_mask, occupied_bits, LOW_BITS};
+use crate::rules::board::{occupied_bits, LOW_BITS};
 use crate::rules::canonical::{canonical, images};
-use crate::rules::row_tables::Tables;
+use crate::rules::shape::Shape;
 
 /// The spawn rule: a spawned tile is a 4 (exponent 2) with probability
 /// `four` and a 2 (exponent 1) otherwise, on a uniformly random empty cell.
@@ -97,24 +97,30 @@ fn gcd(a: u64, b: u64) -> u64 {
     }
 }
 
-/// Bits (lowest of each nybble) of the empty cells of the `n x n` block.
+/// Bits (lowest of each nybble) of the empty cells of the block of `shape`.
 #[inline(always)]
-pub fn empty_bits(x: u64, n: usize) -> u64 {
-    block_mask(n) & LOW_BITS & !occupied_bits(x)
+pub fn empty_bits(x: u64, shape: Shape) -> u64 {
+    shape.block_mask() & LOW_BITS & !occupied_bits(x)
 }
 
 /// Calls `f(two, four)` for each empty cell of afterstate `t`, in increasing
 /// cell order, with the canonical boards made by placing a 2 and a 4 there.
+/// `cell_images` is the shape's [`crate::rules::canonical::cell_images`].
 #[inline(always)]
-pub fn for_each_spawn(t: u64, n: usize, tables: &Tables, mut f: impl FnMut(u64, u64)) {
-    let im = images(t, n);
-    let mut empties = empty_bits(t, n);
+pub fn for_each_spawn(
+    t: u64,
+    shape: Shape,
+    cell_images: &[[u8; 16]; 8],
+    mut f: impl FnMut(u64, u64),
+) {
+    let im = images(t, shape);
+    let mut empties = empty_bits(t, shape);
     while empties != 0 {
         let cell = (empties.trailing_zeros() / 4) as usize;
         let mut two = u64::MAX;
         let mut four = u64::MAX;
         for (g, &img) in im.iter().enumerate() {
-            let shift = 4 * tables.pos[g][cell] as u32;
+            let shift = 4 * cell_images[g][cell] as u32;
             two = two.min(img | (1u64 << shift));
             four = four.min(img | (2u64 << shift));
         }
@@ -127,14 +133,20 @@ pub fn for_each_spawn(t: u64, n: usize, tables: &Tables, mut f: impl FnMut(u64, 
 /// order, with the canonical board made by placing a tile of exponent `tile`
 /// (1 for a 2, 2 for a 4) there: [`for_each_spawn`] for one tile.
 #[inline(always)]
-pub fn for_each_spawn_of(t: u64, n: usize, tables: &Tables, tile: u8, mut f: impl FnMut(u64)) {
-    let im = images(t, n);
-    let mut empties = empty_bits(t, n);
+pub fn for_each_spawn_of(
+    t: u64,
+    shape: Shape,
+    cell_images: &[[u8; 16]; 8],
+    tile: u8,
+    mut f: impl FnMut(u64),
+) {
+    let im = images(t, shape);
+    let mut empties = empty_bits(t, shape);
     while empties != 0 {
         let cell = (empties.trailing_zeros() / 4) as usize;
         let mut best = u64::MAX;
         for (g, &img) in im.iter().enumerate() {
-            best = best.min(img | ((tile as u64) << (4 * tables.pos[g][cell] as u32)));
+            best = best.min(img | ((tile as u64) << (4 * cell_images[g][cell] as u32)));
         }
         f(best);
         empties &= empties - 1;
@@ -154,23 +166,23 @@ pub struct Starts {
 }
 
 impl Starts {
-    /// The start distribution of the `n x n` game under `rule`.
-    pub fn new(n: usize, rule: &SpawnRule) -> Starts {
-        Starts::of(n, rule, |board| canonical(board, n))
+    /// The start distribution of a game on boards of `shape` under `rule`.
+    pub fn new(shape: Shape, rule: &SpawnRule) -> Starts {
+        Starts::of(shape, rule, |board| canonical(board, shape))
     }
 
     /// The start distribution over boards as they lie (not canonical): what
     /// a player that is not symmetric starts from.
-    pub fn actual(n: usize, rule: &SpawnRule) -> Starts {
-        Starts::of(n, rule, |board| board)
+    pub fn actual(shape: Shape, rule: &SpawnRule) -> Starts {
+        Starts::of(shape, rule, |board| board)
     }
 
     /// The start distribution with each start board keyed by `key(board)`.
     /// Boards of probability 0 (a 4 when the rule spawns none, or a 2) are
     /// left out.
-    fn of(n: usize, rule: &SpawnRule, key: impl Fn(u64) -> u64) -> Starts {
-        let cells: Vec<u32> = (0..n)
-            .flat_map(|r| (0..n).map(move |c| (16 * r + 4 * c) as u32))
+    fn of(shape: Shape, rule: &SpawnRule, key: impl Fn(u64) -> u64) -> Starts {
+        let cells: Vec<u32> = (0..shape.rows())
+            .flat_map(|r| (0..shape.cols()).map(move |c| (16 * r + 4 * c) as u32))
             .collect();
         // A tile has its rule's integer weight (9 and 1 for 0.9 and 0.1);
         // each ordered pair of distinct cells is equally likely.
@@ -221,16 +233,16 @@ mod tests {
     #[test]
     fn spawns_match_slow() {
         let mut seed = 99u64;
-        for n in 2..=4 {
-            let tables = Tables::get(n);
+        for shape in Shape::all() {
+            let cells = crate::rules::canonical::cell_images(shape);
             for _ in 0..3000 {
                 seed = seed
                     .wrapping_mul(6364136223846793005)
                     .wrapping_add(1442695040888963407);
                 // Sparse random boards: each cell empty with probability ~1/2.
                 let mut t = 0u64;
-                for r in 0..n {
-                    for c in 0..n {
+                for r in 0..shape.rows() {
+                    for c in 0..shape.cols() {
                         let v = (seed >> (3 * (4 * r + c))) & 7;
                         if v >= 4 {
                             t |= (v - 3) << (16 * r + 4 * c);
@@ -238,15 +250,15 @@ mod tests {
                     }
                 }
                 let mut fast = Vec::new();
-                for_each_spawn(t, n, tables, |two, four| {
+                for_each_spawn(t, shape, cells, |two, four| {
                     fast.push(two);
                     fast.push(four);
                 });
-                let slow: Vec<u64> = slow::spawns(t, n, 0.1)
+                let slow: Vec<u64> = slow::spawns(t, shape, 0.1)
                     .into_iter()
-                    .map(|(b, _)| slow::canonical(b, n))
+                    .map(|(b, _)| slow::canonical(b, shape))
                     .collect();
-                assert_eq!(fast, slow, "n={n} t={t:#x}");
+                assert_eq!(fast, slow, "{shape} t={t:#x}");
             }
         }
     }
@@ -254,21 +266,21 @@ mod tests {
     #[test]
     fn spawns_of_one_tile_are_the_pairs_halves() {
         let mut seed = 7u64;
-        for n in 2..=4 {
-            let tables = Tables::get(n);
+        for shape in Shape::all() {
+            let cells = crate::rules::canonical::cell_images(shape);
             for _ in 0..2000 {
                 seed = crate::space::ids::mix(seed);
-                let t = seed & crate::rules::board::block_mask(n) & 0x3333_3333_3333_3333;
+                let t = seed & shape.block_mask() & 0x3333_3333_3333_3333;
                 let (mut twos, mut fours) = (Vec::new(), Vec::new());
-                for_each_spawn(t, n, tables, |a, b| {
+                for_each_spawn(t, shape, cells, |a, b| {
                     twos.push(a);
                     fours.push(b);
                 });
                 let mut only = Vec::new();
-                for_each_spawn_of(t, n, tables, 1, |a| only.push(a));
+                for_each_spawn_of(t, shape, cells, 1, |a| only.push(a));
                 assert_eq!(only, twos);
                 only.clear();
-                for_each_spawn_of(t, n, tables, 2, |b| only.push(b));
+                for_each_spawn_of(t, shape, cells, 2, |b| only.push(b));
                 assert_eq!(only, fours);
             }
         }
@@ -302,9 +314,9 @@ mod tests {
     #[test]
     fn starts_match_slow_and_sum_to_one() {
         for (p, rule) in rules() {
-            for n in 2..=4 {
-                let fast = Starts::new(n, &rule);
-                let slow = slow::starts(n, p);
+            for shape in Shape::all() {
+                let fast = Starts::new(shape, &rule);
+                let slow = slow::starts(shape, p);
                 assert_eq!(
                     fast.weights.keys().collect::<Vec<_>>(),
                     slow.keys().collect::<Vec<_>>(),
@@ -324,11 +336,11 @@ mod tests {
     #[test]
     fn actual_starts_are_two_spawns_on_the_empty_board() {
         for (p, rule) in rules() {
-            for n in 2..=4 {
-                let actual = Starts::actual(n, &rule);
+            for shape in Shape::all() {
+                let actual = Starts::actual(shape, &rule);
                 let mut want: BTreeMap<u64, f64> = BTreeMap::new();
-                for (one, p1) in slow::spawns(0, n, p) {
-                    for (two, p2) in slow::spawns(one, n, p) {
+                for (one, p1) in slow::spawns(0, shape, p) {
+                    for (two, p2) in slow::spawns(one, shape, p) {
                         *want.entry(two).or_default() += p1 * p2;
                     }
                 }
@@ -339,9 +351,9 @@ mod tests {
                 let mut folded: BTreeMap<u64, f64> = BTreeMap::new();
                 for (&b, q) in &want {
                     assert!((q - actual.probability(b)).abs() < 1e-15);
-                    *folded.entry(canonical(b, n)).or_default() += q;
+                    *folded.entry(canonical(b, shape)).or_default() += q;
                 }
-                let canon = Starts::new(n, &rule);
+                let canon = Starts::new(shape, &rule);
                 for (&b, q) in &folded {
                     assert!((q - canon.probability(b)).abs() < 1e-15);
                 }

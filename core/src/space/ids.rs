@@ -9,6 +9,8 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::Shape;
+
 /// A part: tile sum and max-tile exponent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct PartId {
@@ -91,8 +93,8 @@ fn group_of_tiles(tiles: u64, groups: u32) -> u32 {
 /// group take one slice of it at a time ([`slice_of`]) and still find every
 /// spawn of the afterstates it answers in that slice.
 #[inline]
-pub fn large_tiles_layout(key: u64, n: usize) -> u64 {
-    crate::rules::canonical::canonical(large_tiles(key), n)
+pub fn large_tiles_layout(key: u64, shape: Shape) -> u64 {
+    crate::rules::canonical::canonical(large_tiles(key), shape)
 }
 
 /// The board with only its tiles of 8 and more kept, where they lie.
@@ -109,11 +111,11 @@ fn large_tiles(key: u64) -> u64 {
 /// group in slices: a hash of [`large_tiles_layout`]. A board's slice is
 /// that of every afterstate whose spawns it is one of.
 #[inline]
-pub fn slice_of(key: u64, n: usize, slices: u32) -> u32 {
+pub fn slice_of(key: u64, shape: Shape, slices: u32) -> u32 {
     if slices <= 1 {
         return 0;
     }
-    slice_of_layout(large_tiles_layout(key, n), slices)
+    slice_of_layout(large_tiles_layout(key, shape), slices)
 }
 
 /// The slice (of `slices`) of boards whose [`large_tiles_layout`] is `layout`.
@@ -129,7 +131,7 @@ fn slice_of_layout(layout: u64, slices: u32) -> u32 {
 /// largest layers of the backward pass of 4x4 to 32 when each board paid
 /// it). The same answers as [`slice_of`].
 pub struct SliceMemo {
-    n: usize,
+    shape: Shape,
     slices: u32,
     /// (layout as it lies, its slice), direct-mapped by a hash of the layout.
     memo: Box<[(u64, u32)]>,
@@ -140,11 +142,11 @@ const SLICE_MEMO_ENTRIES: usize = 1 << 14;
 
 impl SliceMemo {
     /// A memo for boards of an `n` x `n` game cut into `slices` slices.
-    pub fn new(n: usize, slices: u32) -> SliceMemo {
+    pub fn new(shape: Shape, slices: u32) -> SliceMemo {
         // The empty layout's entry is true from the start: a free slot.
-        let empty = (0, slice_of_layout(large_tiles_layout(0, n), slices));
+        let empty = (0, slice_of_layout(large_tiles_layout(0, shape), slices));
         SliceMemo {
-            n,
+            shape,
             slices,
             memo: vec![empty; SLICE_MEMO_ENTRIES].into_boxed_slice(),
         }
@@ -164,7 +166,7 @@ impl SliceMemo {
             *entry = (
                 layout,
                 slice_of_layout(
-                    crate::rules::canonical::canonical(layout, self.n),
+                    crate::rules::canonical::canonical(layout, self.shape),
                     self.slices,
                 ),
             );
@@ -239,7 +241,14 @@ mod tests {
             let h = tiles_hash(b);
             assert_eq!(h, tiles_hash(b.rotate_left(4 * (1 + (b % 15) as u32))));
             for g in 0..8 {
-                assert_eq!(h, tiles_hash(crate::rules::canonical::image(b, 4, g)));
+                assert_eq!(
+                    h,
+                    tiles_hash(crate::rules::canonical::image(
+                        b,
+                        crate::Shape::square(4),
+                        g
+                    ))
+                );
             }
             // Different multisets, different hashes (over these boards).
             let tiles = sorted_tiles(b);
@@ -273,52 +282,48 @@ mod tests {
     /// group's boards roughly evenly.
     #[test]
     fn spawns_stay_in_their_afterstates_slice() {
-        let tables = crate::rules::row_tables::Tables::get(4);
+        let four = crate::Shape::square(4);
+        let cells = crate::rules::canonical::cell_images(four);
         let mut counts = [0u32; 5];
         for (i, b) in boards().enumerate().take(5000) {
             let a = b & !(0xF << (4 * (i % 16)));
             for slices in [2u32, 5, 13] {
-                let want = slice_of(a, 4, slices);
+                let want = slice_of(a, four, slices);
                 assert!(want < slices);
                 for tile in 1..=2u64 {
                     for cell in (0..16).filter(|c| (a >> (4 * c)) & 15 == 0) {
                         let spawned = a | (tile << (4 * cell));
-                        assert_eq!(slice_of(spawned, 4, slices), want);
-                        let canon = crate::rules::canonical::canonical(spawned, 4);
-                        assert_eq!(slice_of(canon, 4, slices), want);
+                        assert_eq!(slice_of(spawned, four, slices), want);
+                        let canon = crate::rules::canonical::canonical(spawned, four);
+                        assert_eq!(slice_of(canon, four, slices), want);
                     }
                 }
-                crate::rules::spawn::for_each_spawn(a, 4, tables, |two, four| {
-                    assert_eq!(slice_of(two, 4, slices), want);
-                    assert_eq!(slice_of(four, 4, slices), want);
+                crate::rules::spawn::for_each_spawn(a, four, cells, |two, four| {
+                    assert_eq!(slice_of(two, crate::Shape::square(4), slices), want);
+                    assert_eq!(slice_of(four, crate::Shape::square(4), slices), want);
                 });
             }
-            counts[slice_of(b, 4, 5) as usize] += 1;
+            counts[slice_of(b, four, 5) as usize] += 1;
         }
         for c in counts {
             assert!((700..1300).contains(&c), "{counts:?}");
         }
         // The layout keeps exactly the tiles of 8 and more.
         assert_eq!(
-            large_tiles_layout(0x0000_0000_0012_3456, 4),
-            crate::rules::canonical::canonical(0x0000_0000_0000_3456, 4)
+            large_tiles_layout(0x0000_0000_0012_3456, crate::Shape::square(4)),
+            crate::rules::canonical::canonical(0x0000_0000_0000_3456, crate::Shape::square(4))
         );
-        assert_eq!(slice_of(0x21, 4, 1), 0);
+        assert_eq!(slice_of(0x21, crate::Shape::square(4), 1), 0);
     }
 
     /// The memo gives [`slice_of`]'s answers, for boards whose layouts
     /// collide in it and for the empty layout.
     #[test]
     fn the_memo_gives_slice_of() {
-        for n in [3usize, 4] {
+        for n in ["3", "4", "2x3"].map(|s| s.parse::<crate::Shape>().unwrap()) {
             for slices in [1u32, 2, 7] {
                 let mut memo = SliceMemo::new(n, slices);
-                let cells = (n * n) as u64;
-                let mask = if n == 4 {
-                    u64::MAX
-                } else {
-                    (1 << (4 * cells)) - 1
-                };
+                let mask = n.block_mask();
                 for (i, b) in boards().enumerate().take(20_000) {
                     let b = b & mask;
                     assert_eq!(memo.slice_of(b), slice_of(b, n, slices), "{b:#x}");

@@ -52,7 +52,7 @@ pub fn start_parts(game: &Game) -> BTreeMap<PartId, Vec<u64>> {
     let mut out: BTreeMap<PartId, Vec<u64>> = BTreeMap::new();
     // The weights are keyed in increasing state order, so each part's list
     // is sorted.
-    for &s in Starts::new(game.size(), &game.spawn_rule()).weights.keys() {
+    for &s in Starts::new(game.shape, &game.spawn_rule()).weights.keys() {
         out.entry(part_of(s)).or_default().push(s);
     }
     out
@@ -112,7 +112,7 @@ mod tests {
     fn successors_fall_in_the_named_parts() {
         let game = crate::Game::new(3, 64, 1.0).unwrap();
         let parts = crate::rules::slow::enumerate(&game);
-        let mover = crate::rules::moves::Mover::new(3);
+        let mover = crate::rules::moves::Mover::new(crate::Shape::square(3));
         let mut checked = 0;
         for ((sum, max_exp), states) in &parts {
             let named = successor_parts(p(*sum, *max_exp));
@@ -123,7 +123,7 @@ mod tests {
                     if t == s {
                         continue;
                     }
-                    for (succ, _) in crate::rules::slow::spawns(t, 3, 0.1) {
+                    for (succ, _) in crate::rules::slow::spawns(t, crate::Shape::square(3), 0.1) {
                         assert!(named.contains(&part_of(succ)), "{s:#x} -> {succ:#x}");
                         checked += 1;
                     }

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use solve2048_core::kernel::in_memory::solve as solve_in_memory;
-use solve2048_core::{rules::slow, Game, Objective};
+use solve2048_core::{rules::slow, Game, Objective, Shape};
 
 fn published_count(n: u8, target: u64) -> u64 {
     let csv = include_str!("../../../tests/data/published.csv");
@@ -60,6 +60,46 @@ fn other_spawn_rules_match_slow_reference() {
     }
 }
 
+/// Rectangles (4 symmetries, rows and columns of different lengths), to
+/// targets and, for the score, to the end: the states and values are the
+/// slow reference's, and a board and its transpose (2x3 and 3x2) have the
+/// same value.
+#[test]
+fn rectangles_match_slow_reference() {
+    let shape = |text: &str| text.parse::<Shape>().unwrap();
+    let to = |s: &str, target| Game::on(shape(s), target, 1.0).unwrap();
+    let end = |s: &str| Game::to_the_end(shape(s), 1.0).unwrap();
+    let mut start_values = BTreeMap::new();
+    for game in [
+        to("2x3", 16),
+        to("2x3", 64),
+        to("2x3", 256),
+        to("3x2", 64),
+        to("3x2", 256),
+        to("2x4", 32),
+        to("4x2", 32),
+        to("2x4", 64).with_four_probability(0.5).unwrap(),
+        end("2x3"),
+        end("3x2"),
+    ] {
+        let fast = assert_matches_slow_reference(&game);
+        start_values.insert(game.name(), fast.start_value);
+    }
+    for (a, b) in [
+        ("2x3-to-64", "3x2-to-64"),
+        ("2x3-to-256", "3x2-to-256"),
+        ("2x4-to-32", "4x2-to-32"),
+        ("2x3-to-the-end-score", "3x2-to-the-end-score"),
+    ] {
+        let (va, vb) = (start_values[a], start_values[b]);
+        assert!(
+            (va - vb).abs() <= 1e-12 * va.max(1.0),
+            "{a} {va} vs {b} {vb}"
+        );
+    }
+    assert!(start_values["2x3-to-the-end-score"] > 100.0);
+}
+
 /// The score objective, to a target and to the end, with other rules and a
 /// discount: the states and their values (expected scores) are the slow
 /// reference's, and the states are those of the win game to the same target
@@ -67,7 +107,7 @@ fn other_spawn_rules_match_slow_reference() {
 #[test]
 fn score_objective_matches_slow_reference() {
     let to_the_end = |n, discount, p| {
-        Game::to_the_end(n, discount)
+        Game::to_the_end(Shape::square(n), discount)
             .unwrap()
             .with_four_probability(p)
             .unwrap()
@@ -116,7 +156,7 @@ fn score_objective_matches_slow_reference() {
 /// Solve `game` in memory with the fast kernels and check every part,
 /// state and value, and the start value, against the slow reference.
 fn assert_matches_slow_reference(game: &Game) -> solve2048_core::kernel::in_memory::Solved {
-    let n = game.size();
+    let n = game.shape;
     let fast = solve_in_memory(game);
     let slow_parts = slow::enumerate(game);
     let slow_values = slow::solve(game);

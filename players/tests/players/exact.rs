@@ -4,11 +4,11 @@
 use std::collections::HashMap;
 
 use solve2048_core::rules::moves::Mover;
-use solve2048_core::{rules::canonical::canonical, rules::slow, Direction, Game};
+use solve2048_core::{rules::canonical::canonical, rules::slow, Direction, Game, Shape};
 use solve2048_players::player::legal_moves;
 use solve2048_players::{parse, simulate, slow_value, NotExact, Parsed, Player};
 
-fn build(spec: &str, n: usize, seed: u64) -> Box<dyn Player> {
+fn build(spec: &str, n: Shape, seed: u64) -> Box<dyn Player> {
     match parse(
         spec,
         n,
@@ -27,13 +27,13 @@ fn exact_win_probabilities_agree_with_10000_seeded_games() {
     for (n, target) in [(2, 16), (2, 32), (3, 64)] {
         let game = Game::new(n, target, 1.0).unwrap();
         for spec in ["order:LDRU", "random", "greedy"] {
-            let exact = slow_value(&game, build(spec, n as usize, 0).as_mut()).unwrap();
+            let exact = slow_value(&game, build(spec, game.shape, 0).as_mut()).unwrap();
             let games = 10_000;
-            let mut p = build(spec, n as usize, 0);
+            let mut p = build(spec, game.shape, 0);
             let won = (0..games)
                 .filter(|&s| {
                     simulate(
-                        n as usize,
+                        game.shape,
                         Some(game.target_exp),
                         &game.spawn_rule(),
                         p.as_mut(),
@@ -56,7 +56,7 @@ fn exact_win_probabilities_agree_with_10000_seeded_games() {
 
 /// Plays the optimal policy of a small game from the slow solver's values.
 struct Optimal {
-    n: usize,
+    n: Shape,
     game: Game,
     mover: Mover,
     values: HashMap<u64, f64>,
@@ -65,9 +65,9 @@ struct Optimal {
 impl Optimal {
     fn new(game: Game) -> Optimal {
         Optimal {
-            n: game.size(),
+            n: game.shape,
             game,
-            mover: Mover::new(game.size()),
+            mover: Mover::new(game.shape),
             values: slow::solve(&game),
         }
     }
@@ -126,7 +126,7 @@ fn the_optimal_policy_reproduces_the_published_start_values() {
         );
         // No player does better than the optimal one.
         for spec in ["order:LDRU", "random", "greedy", "schain", "expectimax:2"] {
-            let v = slow_value(&game, build(spec, 2, 0).as_mut()).unwrap();
+            let v = slow_value(&game, build(spec, Shape::square(2), 0).as_mut()).unwrap();
             assert!(v <= value + 1e-12, "{spec} {v} > optimal {value}");
         }
     }
@@ -136,10 +136,10 @@ fn the_optimal_policy_reproduces_the_published_start_values() {
 fn discounting_and_sampled_players() {
     let game = Game::new(2, 16, 0.9).unwrap();
     let undiscounted = Game::new(2, 16, 1.0).unwrap();
-    let mut p = build("order:LDRU", 2, 0);
+    let mut p = build("order:LDRU", Shape::square(2), 0);
     let a = slow_value(&game, p.as_mut()).unwrap();
     let b = slow_value(&undiscounted, p.as_mut()).unwrap();
     assert!(a < b && a > 0.0, "{a} {b}");
-    let e = slow_value(&game, build("mc:5", 2, 0).as_mut()).unwrap_err();
+    let e = slow_value(&game, build("mc:5", Shape::square(2), 0).as_mut()).unwrap_err();
     assert!(e.player == "mc:5");
 }

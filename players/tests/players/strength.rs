@@ -1,11 +1,12 @@
 //! Playing strength, over a few seeded games.
 
+use solve2048_core::Shape;
 use solve2048_players::{parse, simulate, summary, Parsed, Player};
 
 fn build(spec: &str, n: usize) -> Box<dyn Player> {
     match parse(
         spec,
-        n,
+        Shape::square(n as u8),
         &solve2048_core::rules::spawn::SpawnRule::standard(),
         0,
     )
@@ -21,7 +22,7 @@ fn mean_score(spec: &str, n: usize, games: u64) -> f64 {
     let records: Vec<_> = (0..games)
         .map(|s| {
             simulate(
-                n,
+                Shape::square(n as u8),
                 None,
                 &solve2048_core::rules::spawn::SpawnRule::standard(),
                 p.as_mut(),
@@ -66,7 +67,7 @@ fn shipped_networks_load_and_play() {
     let won = (0..400)
         .filter(|&s| {
             simulate(
-                3,
+                Shape::square(3),
                 Some(9),
                 &solve2048_core::rules::spawn::SpawnRule::standard(),
                 p.as_mut(),

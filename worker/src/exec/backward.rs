@@ -50,7 +50,7 @@ impl Run<'_> {
         chunks: &[SolvedRef],
         slice: Slice,
     ) -> Result<ValueTable, WorkerError> {
-        let n = self.job.game.size();
+        let n = self.job.game.shape;
         let mut reads = Vec::with_capacity(chunks.len());
         for c in chunks {
             reads.push(self.read_solved(*c));

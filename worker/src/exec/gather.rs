@@ -62,7 +62,7 @@ impl Sums {
             Sums::Layer(t) => kernel::gather(game, sum, tile, afterstates, t),
             Sums::Player(t) => gather_as_they_lie(game, sum, tile, afterstates, t),
             Sums::Optimal(t) => {
-                let n = game.size();
+                let n = game.shape;
                 let canon: Vec<u64> = afterstates.iter().map(|&a| canonical(a, n)).collect();
                 kernel::gather(game, sum, tile, &canon, t)
             }
@@ -103,7 +103,7 @@ fn answer_requests(
     answer_headers: &[ChunkHeader],
     level: i32,
 ) -> Result<Vec<Option<Answered>>, Unanswered> {
-    let n = game.size();
+    let n = game.shape;
     let damaged = |(i, e): (usize, FormatError)| Unanswered::Damaged(i, e);
     let union = slice.union(loaded, headers, n).map_err(damaged)?;
     let valued = sums

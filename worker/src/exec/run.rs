@@ -98,7 +98,7 @@ impl Run<'_> {
     /// (a player that is not symmetric plays differently on the images of
     /// a board).
     pub(super) fn starts(&self) -> Starts {
-        let (n, rule) = (self.job.game.size(), self.job.game.spawn_rule());
+        let (n, rule) = (self.job.game.shape, self.job.game.spawn_rule());
         match self.evaluator {
             None => Starts::new(n, &rule),
             Some(_) => Starts::actual(n, &rule),

@@ -5,6 +5,7 @@ use solve2048_core::formats::chunk::{self, ChunkHeader, FormatError};
 use solve2048_core::kernel;
 use solve2048_core::space::ids::SliceMemo;
 use solve2048_core::task::GatherPiece;
+use solve2048_core::Shape;
 
 use super::error::WorkerError;
 use super::run::Run;
@@ -59,7 +60,7 @@ impl Slice {
 
     /// A test of whether a key (a state or an afterstate of an `n` x `n`
     /// game) is in it, for many keys ([`SliceMemo`]).
-    pub(super) fn holds(self, n: usize) -> impl FnMut(u64) -> bool {
+    pub(super) fn holds(self, n: Shape) -> impl FnMut(u64) -> bool {
         let mut memo = (self.of > 1).then(|| SliceMemo::new(n, self.of));
         move |key| memo.as_mut().is_none_or(|m| m.slice_of(key) == self.index)
     }
@@ -67,7 +68,7 @@ impl Slice {
     /// The (key, value) pairs of `pairs` whose key is in it, unzipped.
     pub(super) fn keep(
         self,
-        n: usize,
+        n: Shape,
         pairs: impl Iterator<Item = (u64, f64)>,
     ) -> (Vec<u64>, Vec<f64>) {
         let mut holds = self.holds(n);
@@ -83,7 +84,7 @@ impl Slice {
         self,
         loaded: &[Vec<u8>],
         headers: &[ChunkHeader],
-        n: usize,
+        n: Shape,
     ) -> Result<Vec<u64>, (usize, FormatError)> {
         let holds = std::cell::RefCell::new(self.holds(n));
         let holds = &holds;

@@ -7,6 +7,7 @@
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::rules::game::{Game, Objective};
+use crate::rules::shape::Shape;
 use crate::space::ids::ChunkId;
 
 /// File magic.
@@ -98,6 +99,9 @@ pub enum FormatError {
     /// Unknown kind byte.
     #[error("unknown chunk kind {0}")]
     UnknownKind(u8),
+    /// A board-shape byte that names no shape.
+    #[error("unknown board shape byte {0:#04x}")]
+    UnknownShape(u8),
     /// Payload length differs from the header.
     #[error("payload is {found} bytes, header says {expected} (file truncated or padded)")]
     PayloadLength {
@@ -145,7 +149,7 @@ impl ChunkHeader {
         h.extend_from_slice(&MAGIC);
         h.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
         h.push(self.kind as u8);
-        h.push(self.game.n);
+        h.push(self.game.shape.code());
         h.push(self.game.target_exp);
         h.push(self.id.part.max_exp);
         h.push(objective_field(self.game.objective));
@@ -203,7 +207,8 @@ impl ChunkHeader {
         let header = ChunkHeader {
             kind,
             game: Game {
-                n: bytes[11],
+                shape: Shape::from_code(bytes[11])
+                    .map_err(|_| FormatError::UnknownShape(bytes[11]))?,
                 target_exp: bytes[12],
                 discount: f64::from_bits(u64_at(16)),
                 fours_per_million: (u32_at(36) as i32)
@@ -230,7 +235,7 @@ impl ChunkHeader {
     /// Check that a header read from a file is the one the reader expects
     /// (`count` is checked only when `self.count` is not `u64::MAX`).
     pub(crate) fn check(&self, found: &ChunkHeader) -> Result<(), FormatError> {
-        let same_game = self.game.n == found.game.n
+        let same_game = self.game.shape == found.game.shape
             && self.game.target_exp == found.game.target_exp
             && self.game.discount.to_bits() == found.game.discount.to_bits()
             && self.game.fours_per_million == found.game.fours_per_million

@@ -6,7 +6,8 @@
 //!      8    2  format version (u16)
 //!     10    1  kind (1 states, 2 values, 3 policy, 4 run, 5 requests, 6 responses,
 //!                  7 pushes)
-//!     11    1  board side n
+//!     11    1  board shape: the side of a square (2, 3, 4), rows + 16 * columns
+//!              of a rectangle ([`crate::Shape::code`])
 //!     12    1  target exponent
 //!     13    1  max-tile exponent of the part
 //!     14    2  zero

@@ -32,7 +32,7 @@ pub fn gather_as_they_lie(
     afterstates: &[u64],
     table: &ValueTable,
 ) -> Result<Vec<f64>, SolveError> {
-    let n = game.size();
+    let n = game.shape;
     let mover = Mover::new(n);
     let state_sum = sum + (1u32 << tile);
     let sums: Vec<Result<f64, SolveError>> = afterstates
@@ -108,7 +108,7 @@ pub fn solve_under(
     same_length("reach", states.len(), reach.len())?;
     same_length("optimal values", states.len(), optimal.values.len())?;
     same_length("optimal moves", states.len(), optimal.best.len())?;
-    let n = game.size();
+    let n = game.shape;
     let mover = Mover::new(n);
     let gamma = game.discount;
     let rule = game.spawn_rule();

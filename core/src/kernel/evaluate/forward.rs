@@ -25,7 +25,7 @@ use crate::rules::moves::{has_exponent, Mover};
 use crate::rules::spawn::{empty_bits, SpawnRule, Starts};
 use crate::space::ids::{spawn_group, PartId};
 use crate::space::parts::successor_part;
-use crate::Game;
+use crate::{Game, Shape};
 
 /// Afterstates of a push whose spawns the kernel makes at a time: what it
 /// holds besides the chunk is one slice's spawns found in the chunk.
@@ -35,7 +35,7 @@ const PUSH_SLICE: usize = 1 << 16;
 /// (sorted, as they lie), added up from the start distribution and from
 /// what the layers below pushed to the chunk's group.
 pub struct Reach<'a> {
-    n: usize,
+    shape: Shape,
     rule: SpawnRule,
     states: &'a [u64],
     reach: Vec<f64>,
@@ -45,7 +45,7 @@ impl<'a> Reach<'a> {
     /// Nothing reached yet, for the boards `states` of `game`.
     pub fn new(game: &Game, states: &'a [u64]) -> Reach<'a> {
         Reach {
-            n: game.size(),
+            shape: game.shape,
             rule: game.spawn_rule(),
             states,
             reach: vec![0.0; states.len()],
@@ -77,7 +77,7 @@ impl<'a> Reach<'a> {
         let (Some(&lo), Some(&hi)) = (self.states.first(), self.states.last()) else {
             return Ok(());
         };
-        let (n, states) = (self.n, self.states);
+        let (n, states) = (self.shape, self.states);
         let p_tile = self.rule.chance(tile);
         for (ks, ms) in keys.chunks(PUSH_SLICE).zip(masses.chunks(PUSH_SLICE)) {
             // Found in parallel, in order; added in that order.
@@ -143,7 +143,7 @@ pub fn enumerate_under(
 ) -> Result<Followed, EvaluateError> {
     same_length("moves", states.len(), moves.len())?;
     same_length("reach", states.len(), reach.len())?;
-    let mover = Mover::new(game.size());
+    let mover = Mover::new(game.shape);
     let slot_part = |slot: usize| successor_part(part, (slot / 2 + 1) as u8, slot % 2 == 1);
     let planned: [Option<u32>; 4] = std::array::from_fn(|slot| groups(slot_part(slot)));
     let counts = planned.map(|g| g.unwrap_or(1).max(1));
@@ -322,7 +322,7 @@ fn successors_of_batch(
     afterstates: &[u64],
     groups: [u32; 4],
 ) -> [Vec<Vec<u64>>; 4] {
-    let n = game.size();
+    let n = game.shape;
     let mut out: [Vec<Vec<u64>>; 4] = groups.map(|g| vec![Vec::new(); g as usize]);
     let mut recent = RecentFilter::new();
     let rule = game.spawn_rule();

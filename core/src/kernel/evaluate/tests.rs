@@ -31,7 +31,7 @@ fn slow_value(game: &Game, play: Play, memo: &mut HashMap<u64, f64>, board: u64)
     if let Some(&v) = memo.get(&board) {
         return v;
     }
-    let n = game.size();
+    let n = game.shape;
     let mover = Mover::new(n);
     let mut v = 0.0;
     if !mover.is_lost(board) {
@@ -68,7 +68,7 @@ struct Evaluated {
 
 /// Evaluate `play` on `game` with the kernels, one group a part.
 fn evaluate(game: &Game, play: Play) -> Evaluated {
-    let n = game.size();
+    let n = game.shape;
     let mover = Mover::new(n);
     let solved = crate::kernel::in_memory::solve(game);
     let optimal_value = |s: u64| solved.values[&canonical(s, n)];
@@ -245,7 +245,7 @@ fn values_match_a_slow_recursion_and_losses_add_up_to_the_gap() {
     // boards there); the end-to-end tests take them all on.
     for (n, target, discount) in [(2, 16, 1.0), (2, 32, 1.0), (3, 16, 0.95), (3, 32, 1.0)] {
         let game = Game::new(n, target, discount).unwrap();
-        let mover = Mover::new(n as usize);
+        let mover = Mover::new(game.shape);
         let players: [Named; 3] = [
             ("order:LDRU", Box::new(order_ldru(mover))),
             ("random", Box::new(uniform(mover))),
@@ -258,7 +258,7 @@ fn values_match_a_slow_recursion_and_losses_add_up_to_the_gap() {
             let got = evaluate(&game, play.as_ref());
             let mut memo = HashMap::new();
             let mut want = 0.0;
-            let starts = Starts::actual(n as usize, &game.spawn_rule());
+            let starts = Starts::actual(game.shape, &game.spawn_rule());
             for (&s, &w) in &starts.weights {
                 let v = slow_value(&game, play.as_ref(), &mut memo, s);
                 want += w as f64 / starts.denominator as f64 * v;
@@ -299,11 +299,11 @@ fn values_match_a_slow_recursion_and_losses_add_up_to_the_gap() {
 fn the_optimal_player_is_worth_the_optimal_value_and_loses_nothing() {
     for (n, target) in [(2, 32), (3, 32)] {
         let game = Game::new(n, target, 1.0).unwrap();
-        let mover = Mover::new(n as usize);
+        let mover = Mover::new(game.shape);
         let solved = crate::kernel::in_memory::solve(&game);
         let play = |s: u64| {
             let q = action_values(&game, &mover, s, |k| {
-                Ok::<f64, ()>(solved.values[&canonical(k, n as usize)])
+                Ok::<f64, ()>(solved.values[&canonical(k, game.shape)])
             })
             .unwrap();
             let mut p = [0.0; 4];
@@ -320,7 +320,7 @@ fn the_optimal_player_is_worth_the_optimal_value_and_loses_nothing() {
 #[test]
 fn bad_move_distributions_are_refused() {
     let game = Game::new(3, 64, 1.0).unwrap();
-    let mover = Mover::new(3);
+    let mover = Mover::new(crate::Shape::square(3));
     let part = PartId { sum: 4, max_exp: 1 };
     // Two 2s on the top row, beside each other: left and right both merge.
     let s = 0x0011;
@@ -357,7 +357,7 @@ fn bad_move_distributions_are_refused() {
 #[test]
 fn grouped_successors_are_the_flat_ones_split_by_group() {
     let game = Game::new(3, 256, 1.0).unwrap();
-    let mover = Mover::new(3);
+    let mover = Mover::new(crate::Shape::square(3));
     let mut best = (PartId { sum: 0, max_exp: 0 }, Vec::new());
     crate::kernel::in_memory::enumerate(&game, |part, states| {
         if states.len() > best.1.len() {

@@ -26,7 +26,7 @@ impl Run<'_> {
         slice: Slice,
     ) -> Result<ValueTable, WorkerError> {
         let group = self.read_group(e, chunks).await?;
-        let n = self.job.game.size();
+        let n = self.job.game.shape;
         self.blocking(move || {
             let pairs = group
                 .states
@@ -55,7 +55,7 @@ impl Run<'_> {
         let reach = self.reach(chunk, &states, pushes).await?;
         let group = Arc::new(self.read_group(e, reference).await?);
         let moves = self.moves(e, &states, &group).await?;
-        let n = self.job.game.size();
+        let n = self.job.game.shape;
         let (for_optimal, looked_up) = (states.clone(), group.clone());
         let (values, best) = self
             .blocking(move || looked_up.optimal(&for_optimal, n))

@@ -8,6 +8,7 @@ use rayon::prelude::*;
 use solve2048_core::kernel::evaluate::Moves;
 use solve2048_core::task::evaluation::{weights_checksum, Evaluation, WEIGHTS};
 use solve2048_core::task::JobSpec;
+use solve2048_core::Shape;
 use solve2048_players::{Network, Player, PlayerSpec};
 use solve2048_store::{Access, Store};
 
@@ -28,7 +29,7 @@ pub(crate) struct Evaluator {
     /// store's policy.
     player: Option<PlayerFactory>,
     /// Board side.
-    n: usize,
+    n: Shape,
 }
 
 impl Evaluator {
@@ -41,7 +42,7 @@ impl Evaluator {
         e: &Evaluation,
     ) -> Result<Arc<Evaluator>, WorkerError> {
         let player = |reason: String| WorkerError::Player(format!("{}: {reason}", e.player));
-        let n = job.game.size();
+        let n = job.game.shape;
         let reference = Store::open(&e.reference, Access::ReadOnly)?;
         let spec = PlayerSpec::parse(&e.player).map_err(|err| player(err.to_string()))?;
         let factory: Option<PlayerFactory> = match spec {
@@ -58,7 +59,7 @@ impl Evaluator {
                     )));
                 }
                 let net = Network::from_bytes(&bytes, &path).map_err(|e| player(e.to_string()))?;
-                if net.n() != n {
+                if !n.is_square() || net.n() != n.rows() {
                     return Err(player(format!("its weights are for {0}x{0}", net.n())));
                 }
                 let (net, name) = (Arc::new(net), e.player.clone());

@@ -3,7 +3,7 @@
 
 use rayon::prelude::*;
 use solve2048_core::rules::canonical::{canonical_with_symmetry, direction_image, inverse};
-use solve2048_core::Direction;
+use solve2048_core::{Direction, Shape};
 
 /// The solved store's chunks of one group, read whole: canonical states
 /// (sorted: a group's chunks are in key order), optimal values and moves.
@@ -17,7 +17,7 @@ pub(super) struct Group {
 impl Group {
     /// The optimal value of board `s` (as it lies) and its optimal move in
     /// that orientation.
-    pub(super) fn lookup(&self, s: u64, n: usize) -> Result<(f64, Direction), String> {
+    pub(super) fn lookup(&self, s: u64, n: Shape) -> Result<(f64, Direction), String> {
         let (canon, g) = canonical_with_symmetry(s, n);
         let i = self.states.binary_search(&canon).map_err(|_| {
             format!(
@@ -33,7 +33,7 @@ impl Group {
     pub(super) fn optimal(
         &self,
         states: &[u64],
-        n: usize,
+        n: Shape,
     ) -> Result<(Vec<f64>, Vec<Direction>), String> {
         let both: Result<Vec<(f64, Direction)>, String> =
             states.par_iter().map(|&s| self.lookup(s, n)).collect();
