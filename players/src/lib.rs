@@ -2,8 +2,8 @@
 //! optimal policies that solve2048 computes.
 //!
 //! A player sees the board as it lies (not canonical) and picks a move. Each
-//! one plays every board size (2x2, 3x3, 4x4) and is deterministic given its
-//! seed. Players are named by spec strings (`random`, `order:LDRU`, `greedy`,
+//! one plays every board shape (squares and rectangles; `ntuple` squares
+//! only) and is deterministic given its seed. Players are named by spec strings (`random`, `order:LDRU`, `greedy`,
 //! `schain`, `mc:N`, `expectimax:D`, `ntuple:FILE`, and `optimal`, which
 //! reads a solved store and so lives above this crate, in the `solution`
 //! crate's `OptimalPlayer`); see [`spec`].

@@ -228,7 +228,10 @@ fn plan_from_a_solved_store_is_exact() {
 #[test]
 fn plan_refuses_bad_input() {
     for (args, says) in [
-        (vec!["--board", "5", "--target", "64"], "board size 5"),
+        (
+            vec!["--board", "5", "--target", "64"],
+            "board \"5\" is not supported",
+        ),
         (
             vec!["--board", "4", "--target", "100"],
             "not a power of two",

@@ -224,7 +224,7 @@ fn bad_players_and_files_get_one_line_errors() {
         (&["--player", "greedy"], "name the game with --board"),
         (
             &["--player", "greedy", "--board", "5"],
-            "board size 5 is not supported",
+            "board \"5\" is not supported",
         ),
         (
             &["--player", "greedy", "--board", "3", "--target", "100"],

@@ -450,13 +450,13 @@ async fn every_mistake_gets_a_json_4xx_naming_it() {
     refused(
         &get(&s, &q("")).await,
         bad,
-        "expected a 2x2, 3x3 or 4x4 board",
+        "expected 2 to 4 rows of 2 to 4 cells each",
         Some("board"),
     );
     refused(
         &get(&s, &q("2 4 / 8")).await,
         bad,
-        "expected a 2x2, 3x3 or 4x4",
+        "expected 2 to 4 rows of 2 to 4 cells",
         Some("board"),
     );
     refused(
@@ -492,7 +492,7 @@ async fn every_mistake_gets_a_json_4xx_naming_it() {
     refused(
         &get(&s, "/api/query?board=%FF%FE").await,
         bad,
-        "expected a 2x2",
+        "expected 2 to 4 rows",
         Some("board"),
     );
     refused(

@@ -63,7 +63,10 @@ fn query_refuses_bad_boards_and_unsolved_stores() {
             .output()
             .unwrap()
     };
-    fails_with(&q("2 4 / 8", &s), "expected a 2x2, 3x3 or 4x4 board");
+    fails_with(
+        &q("2 4 / 8", &s),
+        "expected 2 to 4 rows of 2 to 4 cells each",
+    );
     fails_with(&q("2 3 / . .", &s), "cell \"3\" is not a tile");
     fails_with(
         &q("2 . . / . . . / . . .", &s),

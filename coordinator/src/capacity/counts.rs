@@ -1,22 +1,27 @@
 //! State counts for planning: every part's states, exact where known and
 //! estimated elsewhere.
 //!
-//! Exact where they are known: every 2x2 and 3x3 game is enumerated in
-//! memory (seconds), 4x4 parts with a max tile of at most 16 come from a
-//! measured table ([`FOUR_BY_FOUR_TO_32`]), and a store's layer indexes
+//! Exact where they are known: every game of at most 9 cells (2x2, 2x3,
+//! 3x2, 2x4, 4x2, 3x3) is enumerated in memory (seconds), 4x4 parts with a
+//! max tile of at most 16 and 3x4 (and 4x3) parts with a max tile of at
+//! most 16 come from measured tables ([`FOUR_BY_FOUR_TO_32`],
+//! [`THREE_BY_FOUR_TO_32`]), and a store's layer indexes
 //! ([`override_with_store`]) replace anything else. The remaining 4x4 parts
 //! (max tile 32 and above) are *estimated*: see [`estimate_profile`] and,
-//! past the published figures, [`super::growth`].
+//! past the published figures, [`super::growth`]; so are the remaining
+//! parts of 3x4 and 4x3 ([`rectangle_counts`]).
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 use solve2048_core::space::ids::PartId;
 use solve2048_core::task::LayerIndex;
-use solve2048_core::Game;
+use solve2048_core::{Game, Shape};
 
 use super::growth;
-use super::tables::{FOUR_BY_FOUR_PEAK_32, FOUR_BY_FOUR_TOTALS, FOUR_BY_FOUR_TO_32};
+use super::tables::{
+    FOUR_BY_FOUR_PEAK_32, FOUR_BY_FOUR_TOTALS, FOUR_BY_FOUR_TO_32, THREE_BY_FOUR_TO_32,
+};
 use crate::records::{CoordinatorError, Records};
 
 /// Whether a count is known or modelled.
@@ -74,14 +79,29 @@ pub struct LayerCount {
     pub source: Source,
 }
 
-/// The note printed with estimated counts.
-pub const MODEL_NOTE: &str = "estimated: 4x4 max tile 32 modelled on its published total \
-     (4x4 to 64 less 4x4 to 32) and largest part (164, 32), with the shape of the exact \
-     max-tile-16 profile";
+/// The note printed with estimated counts of `game`.
+pub fn model_note(game: &Game) -> String {
+    if game.shape == Shape::square(4) {
+        return "estimated: 4x4 max tile 32 modelled on its published total (4x4 to 64 less \
+                4x4 to 32) and largest part (164, 32), with the shape of the exact max-tile-16 \
+                profile"
+            .to_string();
+    }
+    let (growth, sum_growth) = rectangle_growth();
+    format!(
+        "estimated: {} max tiles of 32 and above modelled: each max tile holds {growth:.2} \
+         times the states of the one below and its largest part lies at {sum_growth:.2} times \
+         its tile sum (the ratios of the exact max tiles 8 and 16), with the shape of the exact \
+         max-tile-16 profile; extrapolated, so far off for large targets (a board near its \
+         largest tile holds fewer states than this growth gives)",
+        game.shape
+    )
+}
 
-/// The exact part counts of a 2x2 or 3x3 game, by enumerating it in memory
-/// with the same kernels a job runs (3x3 to 1024, 25 million states, takes
-/// seconds). `None` for 4x4, which is too large.
+/// The exact part counts of a game of at most 9 cells (2x2, 2x3, 3x2, 2x4,
+/// 4x2, 3x3), by enumerating it in memory with the same kernels a job runs
+/// (3x3 to 1024, 25 million states, takes seconds). `None` for larger
+/// boards (3x4, 4x3, 4x4), which are too large.
 pub fn enumerate_small(game: &Game) -> Option<Vec<PartCount>> {
     (game.shape.cells() <= 9).then(|| enumerate_exact(game, |_, _| {}))
 }
@@ -103,15 +123,89 @@ fn enumerate_exact(game: &Game, visit: impl FnMut(PartId, &[u64])) -> Vec<PartCo
 /// A measured max-tile profile of 4x4 as a template: (tile-sum offset from
 /// its largest part, states relative to the largest part).
 fn template(max_exp: u8) -> Vec<(f64, f64)> {
-    let rows: Vec<(u32, u64)> = FOUR_BY_FOUR_TO_32
+    template_of(&profile(FOUR_BY_FOUR_TO_32, max_exp))
+}
+
+/// The parts of max tile `2^max_exp` in a table of (tile sum, max-tile
+/// exponent, states): (tile sum, states).
+fn profile(table: &[(u32, u8, u64)], max_exp: u8) -> Vec<(u32, u64)> {
+    table
         .iter()
         .filter(|r| r.1 == max_exp)
         .map(|r| (r.0, r.2))
-        .collect();
+        .collect()
+}
+
+/// A profile (tile sum, states) as a template: (tile-sum offset from its
+/// largest part, states relative to the largest part).
+fn template_of(rows: &[(u32, u64)]) -> Vec<(f64, f64)> {
     let (peak_sum, peak) = rows.iter().copied().max_by_key(|r| r.1).unwrap_or((0, 1));
     rows.iter()
         .map(|&(s, n)| (s as f64 - peak_sum as f64, n as f64 / peak as f64))
         .collect()
+}
+
+/// The growth of 3x4 from max tile 8 to max tile 16 (exact): the ratio of
+/// their states, and of their largest parts' tile sums.
+fn rectangle_growth() -> (f64, f64) {
+    let (p8, p16) = (
+        profile(THREE_BY_FOUR_TO_32, 3),
+        profile(THREE_BY_FOUR_TO_32, 4),
+    );
+    let total = |p: &[(u32, u64)]| p.iter().map(|r| r.1).sum::<u64>() as f64;
+    let peak = |p: &[(u32, u64)]| p.iter().copied().max_by_key(|r| r.1).unwrap_or((1, 1));
+    (
+        total(&p16) / total(&p8),
+        peak(&p16).0 as f64 / peak(&p8).0 as f64,
+    )
+}
+
+/// The part counts of a 3x4 or 4x3 game (a board and its transpose have the
+/// same states, turned): exact for max tiles up to 16 ([`THREE_BY_FOUR_TO_32`]),
+/// and for each larger max tile `2^k` the exact max-tile-16 profile
+/// stretched ([`stretch`]) to `growth^(k-4)` times its states, its largest
+/// part moved to `sum_growth^(k-4)` times its tile sum
+/// ([`rectangle_growth`]).
+pub fn rectangle_counts(game: &Game) -> Vec<PartCount> {
+    let both_tiles = !matches!(game.fours_per_million, 0 | 1_000_000);
+    let mut out: Vec<PartCount> = THREE_BY_FOUR_TO_32
+        .iter()
+        .filter(|r| r.1 < game.target_exp)
+        .map(|&(sum, max_exp, states)| PartCount {
+            sum,
+            max_exp,
+            states,
+            source: if both_tiles {
+                Source::Exact
+            } else {
+                Source::Estimated
+            },
+        })
+        .collect();
+    let last = profile(THREE_BY_FOUR_TO_32, 4);
+    let template = template_of(&last);
+    let (growth, sum_growth) = rectangle_growth();
+    let total = last.iter().map(|r| r.1).sum::<u64>() as f64;
+    let (peak_sum, peak_states) = last.iter().copied().max_by_key(|r| r.1).unwrap_or((1, 1));
+    let most = u64::MAX as f64 / 4.0;
+    for k in 5..game.target_exp {
+        let steps = i32::from(k - 4);
+        let cal = Calibration {
+            total: (total * growth.powi(steps)).min(most) as u64,
+            peak_sum: ((peak_sum as f64 * sum_growth.powi(steps)) as u32).next_multiple_of(2),
+            peak_states: (peak_states as f64 * growth.powi(steps)).min(most) as u64,
+        };
+        for (sum, states) in stretch(&template, cal, (1u32 << k) + 2) {
+            out.push(PartCount {
+                sum,
+                max_exp: k,
+                states,
+                source: Source::Estimated,
+            });
+        }
+    }
+    out.sort_by_key(|p| (p.sum, p.max_exp));
+    out
 }
 
 /// The template at offset `x` (linear between its points, 0 outside).
@@ -215,12 +309,16 @@ fn stretch(t: &[(f64, f64)], cal: Calibration, min_sum: u32) -> BTreeMap<u32, u6
     out
 }
 
-/// The state counts of every part of `game`: exact for 2x2 and 3x3 (by
-/// enumeration) and for 4x4 parts with max tile at most 16, estimated for
-/// the other 4x4 parts ([`estimate_profile`]).
+/// The state counts of every part of `game`: exact for boards of at most 9
+/// cells (by enumeration) and for 4x4, 3x4 and 4x3 parts with max tile at
+/// most 16, estimated for their other parts ([`estimate_profile`],
+/// [`rectangle_counts`]).
 pub fn part_counts(game: &Game) -> Vec<PartCount> {
     if let Some(exact) = enumerate_small(game) {
         return exact;
+    }
+    if game.shape != Shape::square(4) {
+        return rectangle_counts(game);
     }
     // The table counts the boards of a rule that spawns both tiles (any
     // chance of a 4 strictly between 0 and 1 reaches the same ones); with
@@ -456,6 +554,44 @@ mod tests {
                 "{modelled} vs {central}"
             );
         }
+    }
+
+    /// Rectangles: of at most 9 cells enumerated (their counts are the
+    /// solver's, `solve --board 2x4 --target 256`); 3x4 and 4x3 from the
+    /// measured table up to max tile 16, modelled above it.
+    #[test]
+    fn rectangles_are_counted_or_modelled() {
+        let on = |shape: &str, target| Game::on(shape.parse().unwrap(), target, 1.0).unwrap();
+        for (shape, target, states) in [("2x3", 64, 6202u64), ("2x4", 256, 1_310_612)] {
+            let parts = part_counts(&on(shape, target));
+            assert_eq!(total(&parts), states, "{shape} to {target}");
+            assert!(parts.iter().all(|p| p.source == Source::Exact));
+        }
+        for shape in ["3x4", "4x3"] {
+            let parts = part_counts(&on(shape, 32));
+            assert_eq!(total(&parts), 16_318_520, "{shape}");
+            assert!(parts.iter().all(|p| p.source == Source::Exact));
+            let to16 = part_counts(&on(shape, 16));
+            assert!(to16.iter().all(|p| p.max_exp <= 3));
+        }
+        let (growth, sum_growth) = rectangle_growth();
+        assert!(growth > 1.0 && sum_growth > 1.0, "{growth} {sum_growth}");
+        let to64 = part_counts(&on("3x4", 64));
+        let modelled: u64 = to64
+            .iter()
+            .filter(|p| p.source == Source::Estimated)
+            .map(|p| p.states)
+            .sum();
+        let max16: u64 = profile(THREE_BY_FOUR_TO_32, 4).iter().map(|r| r.1).sum();
+        // Max tile 32 holds `growth` times max tile 16's states.
+        assert!(
+            (modelled as f64 / (max16 as f64 * growth) - 1.0).abs() < 1e-6,
+            "{modelled}"
+        );
+        assert!(to64
+            .iter()
+            .all(|p| p.source == Source::Exact || p.max_exp == 5));
+        assert!(model_note(&on("3x4", 64)).contains("3x4 max tiles of 32 and above"));
     }
 
     #[test]

@@ -240,7 +240,7 @@ pub fn plan(
     let extrapolated = game.shape.cells() > 9 && game.target_exp > 6 && exact_states < states;
     let mut notes = Vec::new();
     if exact_states < states {
-        notes.push(counts::MODEL_NOTE.to_string());
+        notes.push(counts::model_note(game));
     }
     if extrapolated {
         notes.push(growth::extrapolation_note(game.target_exp));

@@ -167,7 +167,8 @@ impl Board {
             .filter(|r| !r.is_empty())
             .collect();
         let cells: usize = rows.iter().map(Vec::len).sum();
-        let shape = match Shape::new(rows.len() as u32, rows[0].len() as u32) {
+        let first = rows.first().map_or(0, Vec::len);
+        let shape = match Shape::new(rows.len() as u32, first as u32) {
             Ok(shape) if rows.iter().all(|r| r.len() == shape.cols()) => shape,
             _ => {
                 return Err(BoardParseError::Shape {
@@ -333,5 +334,9 @@ mod tests {
             Board::parse("2 / 2"),
             Err(BoardParseError::Shape { rows: 2, cells: 2 })
         ));
+        assert_eq!(
+            Board::parse(" / "),
+            Err(BoardParseError::Shape { rows: 0, cells: 0 })
+        );
     }
 }
