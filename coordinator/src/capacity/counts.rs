@@ -4,8 +4,8 @@
 //! Exact where they are known: every game of at most 9 cells (2x2, 2x3,
 //! 3x2, 2x4, 4x2, 3x3) is enumerated in memory (seconds), 4x4 parts with a
 //! max tile of at most 16 and 3x4 (and 4x3) parts with a max tile of at
-//! most 16 come from measured tables ([`FOUR_BY_FOUR_TO_32`],
-//! [`THREE_BY_FOUR_TO_32`]), and a store's layer indexes
+//! most 32 come from measured tables ([`FOUR_BY_FOUR_TO_32`],
+//! [`THREE_BY_FOUR_TO_64`]), and a store's layer indexes
 //! ([`override_with_store`]) replace anything else. The remaining 4x4 parts
 //! (max tile 32 and above) are *estimated*: see [`estimate_profile`] and,
 //! past the published figures, [`super::growth`]; so are the remaining
@@ -20,7 +20,7 @@ use solve2048_core::{Game, Shape};
 
 use super::growth;
 use super::tables::{
-    FOUR_BY_FOUR_PEAK_32, FOUR_BY_FOUR_TOTALS, FOUR_BY_FOUR_TO_32, THREE_BY_FOUR_TO_32,
+    FOUR_BY_FOUR_PEAK_32, FOUR_BY_FOUR_TOTALS, FOUR_BY_FOUR_TO_32, THREE_BY_FOUR_TO_64,
 };
 use crate::records::{CoordinatorError, Records};
 
@@ -89,10 +89,10 @@ pub fn model_note(game: &Game) -> String {
     }
     let (growth, sum_growth) = rectangle_growth();
     format!(
-        "estimated: {} max tiles of 32 and above modelled: each max tile holds {growth:.2} \
+        "estimated: {} max tiles of 64 and above modelled: each max tile holds {growth:.2} \
          times the states of the one below and its largest part lies at {sum_growth:.2} times \
-         its tile sum (the ratios of the exact max tiles 8 and 16), with the shape of the exact \
-         max-tile-16 profile; extrapolated, so far off for large targets (a board near its \
+         its tile sum (the ratios of the exact max tiles 16 and 32), with the shape of the exact \
+         max-tile-32 profile; extrapolated, so far off for large targets (a board near its \
          largest tile holds fewer states than this growth gives)",
         game.shape
     )
@@ -145,30 +145,30 @@ fn template_of(rows: &[(u32, u64)]) -> Vec<(f64, f64)> {
         .collect()
 }
 
-/// The growth of 3x4 from max tile 8 to max tile 16 (exact): the ratio of
+/// The growth of 3x4 from max tile 16 to max tile 32 (exact): the ratio of
 /// their states, and of their largest parts' tile sums.
 fn rectangle_growth() -> (f64, f64) {
-    let (p8, p16) = (
-        profile(THREE_BY_FOUR_TO_32, 3),
-        profile(THREE_BY_FOUR_TO_32, 4),
+    let (p16, p32) = (
+        profile(THREE_BY_FOUR_TO_64, 4),
+        profile(THREE_BY_FOUR_TO_64, 5),
     );
     let total = |p: &[(u32, u64)]| p.iter().map(|r| r.1).sum::<u64>() as f64;
     let peak = |p: &[(u32, u64)]| p.iter().copied().max_by_key(|r| r.1).unwrap_or((1, 1));
     (
-        total(&p16) / total(&p8),
-        peak(&p16).0 as f64 / peak(&p8).0 as f64,
+        total(&p32) / total(&p16),
+        peak(&p32).0 as f64 / peak(&p16).0 as f64,
     )
 }
 
 /// The part counts of a 3x4 or 4x3 game (a board and its transpose have the
-/// same states, turned): exact for max tiles up to 16 ([`THREE_BY_FOUR_TO_32`]),
-/// and for each larger max tile `2^k` the exact max-tile-16 profile
-/// stretched ([`stretch`]) to `growth^(k-4)` times its states, its largest
-/// part moved to `sum_growth^(k-4)` times its tile sum
+/// same states, turned): exact for max tiles up to 32
+/// ([`THREE_BY_FOUR_TO_64`]), and for each larger max tile `2^k` the exact
+/// max-tile-32 profile stretched ([`stretch`]) to `growth^(k-5)` times its
+/// states, its largest part moved to `sum_growth^(k-5)` times its tile sum
 /// ([`rectangle_growth`]).
 pub fn rectangle_counts(game: &Game) -> Vec<PartCount> {
     let both_tiles = !matches!(game.fours_per_million, 0 | 1_000_000);
-    let mut out: Vec<PartCount> = THREE_BY_FOUR_TO_32
+    let mut out: Vec<PartCount> = THREE_BY_FOUR_TO_64
         .iter()
         .filter(|r| r.1 < game.target_exp)
         .map(|&(sum, max_exp, states)| PartCount {
@@ -182,14 +182,14 @@ pub fn rectangle_counts(game: &Game) -> Vec<PartCount> {
             },
         })
         .collect();
-    let last = profile(THREE_BY_FOUR_TO_32, 4);
+    let last = profile(THREE_BY_FOUR_TO_64, 5);
     let template = template_of(&last);
     let (growth, sum_growth) = rectangle_growth();
     let total = last.iter().map(|r| r.1).sum::<u64>() as f64;
     let (peak_sum, peak_states) = last.iter().copied().max_by_key(|r| r.1).unwrap_or((1, 1));
     let most = u64::MAX as f64 / 4.0;
-    for k in 5..game.target_exp {
-        let steps = i32::from(k - 4);
+    for k in 6..game.target_exp {
+        let steps = i32::from(k - 5);
         let cal = Calibration {
             total: (total * growth.powi(steps)).min(most) as u64,
             peak_sum: ((peak_sum as f64 * sum_growth.powi(steps)) as u32).next_multiple_of(2),
@@ -310,8 +310,9 @@ fn stretch(t: &[(f64, f64)], cal: Calibration, min_sum: u32) -> BTreeMap<u32, u6
 }
 
 /// The state counts of every part of `game`: exact for boards of at most 9
-/// cells (by enumeration) and for 4x4, 3x4 and 4x3 parts with max tile at
-/// most 16, estimated for their other parts ([`estimate_profile`],
+/// cells (by enumeration), for 4x4 parts with max tile at most 16 and for
+/// 3x4 and 4x3 parts with max tile at most 32, estimated for their other
+/// parts ([`estimate_profile`],
 /// [`rectangle_counts`]).
 pub fn part_counts(game: &Game) -> Vec<PartCount> {
     if let Some(exact) = enumerate_small(game) {
@@ -568,30 +569,32 @@ mod tests {
             assert!(parts.iter().all(|p| p.source == Source::Exact));
         }
         for shape in ["3x4", "4x3"] {
-            let parts = part_counts(&on(shape, 32));
-            assert_eq!(total(&parts), 16_318_520, "{shape}");
+            let parts = part_counts(&on(shape, 64));
+            assert_eq!(total(&parts), 157_427_345, "{shape}");
             assert!(parts.iter().all(|p| p.source == Source::Exact));
+            // 3x4 to 32: its parts up to max tile 16, as solved.
+            assert_eq!(total(&part_counts(&on(shape, 32))), 16_318_520);
             let to16 = part_counts(&on(shape, 16));
             assert!(to16.iter().all(|p| p.max_exp <= 3));
         }
         let (growth, sum_growth) = rectangle_growth();
         assert!(growth > 1.0 && sum_growth > 1.0, "{growth} {sum_growth}");
-        let to64 = part_counts(&on("3x4", 64));
-        let modelled: u64 = to64
+        let to128 = part_counts(&on("3x4", 128));
+        let modelled: u64 = to128
             .iter()
             .filter(|p| p.source == Source::Estimated)
             .map(|p| p.states)
             .sum();
-        let max16: u64 = profile(THREE_BY_FOUR_TO_32, 4).iter().map(|r| r.1).sum();
-        // Max tile 32 holds `growth` times max tile 16's states.
+        let max32: u64 = profile(THREE_BY_FOUR_TO_64, 5).iter().map(|r| r.1).sum();
+        // Max tile 64 holds `growth` times max tile 32's states.
         assert!(
-            (modelled as f64 / (max16 as f64 * growth) - 1.0).abs() < 1e-6,
+            (modelled as f64 / (max32 as f64 * growth) - 1.0).abs() < 1e-6,
             "{modelled}"
         );
-        assert!(to64
+        assert!(to128
             .iter()
-            .all(|p| p.source == Source::Exact || p.max_exp == 5));
-        assert!(model_note(&on("3x4", 64)).contains("3x4 max tiles of 32 and above"));
+            .all(|p| p.source == Source::Exact || p.max_exp == 6));
+        assert!(model_note(&on("3x4", 128)).contains("3x4 max tiles of 64 and above"));
     }
 
     #[test]

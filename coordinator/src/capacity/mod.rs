@@ -237,12 +237,14 @@ pub fn plan(
             .position(|o| o.duration.total_seconds <= 24.0 * 3600.0)
             .or(options.len().checked_sub(1)),
     };
+    // 4x4 past its published figures (max tile 32), 3x4 and 4x3 past their
+    // measured table (max tile 32).
     let extrapolated = game.shape.cells() > 9 && game.target_exp > 6 && exact_states < states;
     let mut notes = Vec::new();
     if exact_states < states {
         notes.push(counts::model_note(game));
     }
-    if extrapolated {
+    if extrapolated && game.shape == solve2048_core::Shape::square(4) {
         notes.push(growth::extrapolation_note(game.target_exp));
     }
     if let Some(note) = variant_note(game, exact_states < states) {

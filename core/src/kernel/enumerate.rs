@@ -248,7 +248,7 @@ pub fn afterstates(game: &Game, mover: &Mover, states: &[u64]) -> Vec<u64> {
 }
 
 fn afterstates_in_slices(game: &Game, mover: &Mover, states: &[u64], slice: usize) -> Vec<u64> {
-    let n = game.shape;
+    let shape = game.shape;
     let mut acc = Vec::new();
     for slice in states.chunks(slice) {
         let mut after: Vec<u64> = slice
@@ -259,7 +259,7 @@ fn afterstates_in_slices(game: &Game, mover: &Mover, states: &[u64], slice: usiz
                     for dir in Direction::ALL {
                         let t = mover.apply(s, dir);
                         if t != s && !has_exponent(t, game.target_exp) {
-                            out.push(canonical(t, n));
+                            out.push(canonical(t, shape));
                         }
                     }
                 }
@@ -285,7 +285,7 @@ fn successors_of_batch(
     afterstates: &[u64],
     groups: [u32; 4],
 ) -> [Vec<Vec<u64>>; 4] {
-    let n = game.shape;
+    let shape = game.shape;
     let tables = mover.cell_images();
     let mut out: [Vec<Vec<u64>>; 4] = groups.map(|g| vec![Vec::new(); g as usize]);
     let mut recent = RecentFilter::new();
@@ -295,7 +295,7 @@ fn successors_of_batch(
     let (two_spawns, four_spawns) = (rule.spawns(1), rule.spawns(2));
     for &t in afterstates {
         let grew = has_exponent(t, max_exp + 1) as usize;
-        let full_after = empty_bits(t, n).count_ones() == 1;
+        let full_after = empty_bits(t, shape).count_ones() == 1;
         // All spawns of one tile hold the same tiles, so share a group: found
         // once an afterstate, not once a successor.
         let [twos, fours] = [1, 2].map(|tile| {
@@ -304,7 +304,7 @@ fn successors_of_batch(
         });
         // A spawn that fills the board may leave no move: lost, absorbing,
         // not stored.
-        for_each_spawn(t, n, tables, |two, four| {
+        for_each_spawn(t, shape, tables, |two, four| {
             if two_spawns && recent.fresh(two) && !(full_after && mover.is_lost(two)) {
                 out[grew][twos].push(two);
             }

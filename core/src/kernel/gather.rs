@@ -82,8 +82,8 @@ pub fn gather(
     afterstates: &[u64],
     table: &ValueTable,
 ) -> Result<Vec<f64>, SolveError> {
-    let n = game.shape;
-    let mover = Mover::new(n);
+    let shape = game.shape;
+    let mover = Mover::new(shape);
     let state_sum = sum + (1u32 << tile);
     let sums: Vec<Result<f64, SolveError>> = afterstates
         .par_chunks(BATCH)
@@ -91,7 +91,7 @@ pub fn gather(
             // Software pipeline: gather and prefetch the spawns of the next
             // afterstate while the current one's lookups complete.
             let spawned = |a: u64| {
-                let s = Spawned::new(n, &mover, a, tile);
+                let s = Spawned::new(shape, &mover, a, tile);
                 for &key in s.boards() {
                     table.prefetch(key);
                 }

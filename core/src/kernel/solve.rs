@@ -162,12 +162,12 @@ fn solve_by_table(
     states: &[u64],
     sums: &SpawnSums,
 ) -> Result<(Vec<f64>, Vec<u8>), SolveError> {
-    let n = game.shape;
-    let mover = Mover::new(n);
+    let shape = game.shape;
+    let mover = Mover::new(shape);
     let rule = game.spawn_rule();
     let table = ValueTable::with_capacity(sums.afterstates.len());
     for (i, &a) in sums.afterstates.iter().enumerate() {
-        let v = afterstate_value(&rule, sums.twos[i], sums.fours[i], empty_cells(a, n));
+        let v = afterstate_value(&rule, sums.twos[i], sums.fours[i], empty_cells(a, shape));
         table.insert(a, game.discount * v);
     }
     let best: Vec<Result<(f64, u8), SolveError>> = states
@@ -182,7 +182,7 @@ fn solve_by_table(
                     } else if has_exponent(t, game.target_exp) {
                         Some(game.reward(s, t) + game.discount * game.target_value())
                     } else {
-                        let a = canonical(t, n);
+                        let a = canonical(t, shape);
                         let worth = table.get(a).ok_or(SolveError::NoSums {
                             afterstate: a,
                             state: s,
@@ -217,8 +217,8 @@ fn solve_piece(
     states: &[u64],
     sums: &SpawnSums,
 ) -> Result<(Vec<f64>, Vec<u8>), SolveError> {
-    let n = game.shape;
-    let mover = Mover::new(n);
+    let shape = game.shape;
+    let mover = Mover::new(shape);
     let rule = game.spawn_rule();
     // Each move's value; NaN marks an illegal move.
     let q: Vec<AtomicU64> = (0..4 * states.len())
@@ -241,7 +241,7 @@ fn solve_piece(
                     } else if has_exponent(t, game.target_exp) {
                         q[slot].store((game.discount * game.target_value()).to_bits(), Relaxed);
                     } else {
-                        out.push((canonical(t, n) as u128) << 32 | slot as u128);
+                        out.push((canonical(t, shape) as u128) << 32 | slot as u128);
                     }
                 }
             }
@@ -275,7 +275,7 @@ fn solve_piece(
                     state: states[(pairs[start] as u32 as usize) / 4],
                 });
             }
-            let v = afterstate_value(&rule, sums.twos[c], sums.fours[c], empty_cells(a, n));
+            let v = afterstate_value(&rule, sums.twos[c], sums.fours[c], empty_cells(a, shape));
             let bits = (game.discount * v).to_bits();
             for &p in &pairs[start..end] {
                 q[p as u32 as usize].store(bits, Relaxed);
@@ -339,7 +339,7 @@ pub fn action_values<E>(
     s: u64,
     mut value: impl FnMut(u64) -> Result<f64, E>,
 ) -> Result<[Option<f64>; 4], E> {
-    let n = game.shape;
+    let shape = game.shape;
     let rule = game.spawn_rule();
     let mut out = [None; 4];
     for dir in Direction::ALL {
@@ -349,13 +349,13 @@ pub fn action_values<E>(
         } else if has_exponent(t, game.target_exp) {
             Some(game.reward(s, t) + game.discount * game.target_value())
         } else {
-            let a = canonical(t, n);
+            let a = canonical(t, shape);
             let mut sum = |tile: u8| match rule.spawns(tile) {
-                true => Spawned::new(n, mover, a, tile).sum(mover, &mut value),
+                true => Spawned::new(shape, mover, a, tile).sum(mover, &mut value),
                 false => Ok(0.0),
             };
             let (twos, fours) = (sum(1)?, sum(2)?);
-            let worth = game.discount * afterstate_value(&rule, twos, fours, empty_cells(a, n));
+            let worth = game.discount * afterstate_value(&rule, twos, fours, empty_cells(a, shape));
             Some(game.reward(s, t) + worth)
         };
     }

@@ -32,17 +32,17 @@ pub fn gather_as_they_lie(
     afterstates: &[u64],
     table: &ValueTable,
 ) -> Result<Vec<f64>, SolveError> {
-    let n = game.shape;
-    let mover = Mover::new(n);
+    let shape = game.shape;
+    let mover = Mover::new(shape);
     let state_sum = sum + (1u32 << tile);
     let sums: Vec<Result<f64, SolveError>> = afterstates
         .par_chunks(BATCH)
         .flat_map_iter(|batch| {
             batch.iter().map(|&a| {
-                let full_after = empty_bits(a, n).count_ones() == 1;
+                let full_after = empty_bits(a, shape).count_ones() == 1;
                 let mut acc = 0.0f64;
                 let mut missing = None;
-                for_each_spawn_as_it_lies(a, n, tile, |key| {
+                for_each_spawn_as_it_lies(a, shape, tile, |key| {
                     if !(full_after && mover.is_lost(key)) {
                         match table.get(key) {
                             Some(v) => acc += v,
@@ -108,8 +108,8 @@ pub fn solve_under(
     same_length("reach", states.len(), reach.len())?;
     same_length("optimal values", states.len(), optimal.values.len())?;
     same_length("optimal moves", states.len(), optimal.best.len())?;
-    let n = game.shape;
-    let mover = Mover::new(n);
+    let shape = game.shape;
+    let mover = Mover::new(shape);
     let gamma = game.discount;
     let rule = game.spawn_rule();
     // The discount times an afterstate's value from `sums`.
@@ -121,7 +121,7 @@ pub fn solve_under(
                 afterstate: t,
                 state: s,
             })?;
-        Ok(gamma * afterstate_value(&rule, sums.twos[i], sums.fours[i], empty_cells(t, n)))
+        Ok(gamma * afterstate_value(&rule, sums.twos[i], sums.fours[i], empty_cells(t, shape)))
     };
     let each: Vec<Result<(f64, u8, f64), EvaluateError>> = (0..states.len())
         .into_par_iter()

@@ -77,7 +77,7 @@ impl<'a> Reach<'a> {
         let (Some(&lo), Some(&hi)) = (self.states.first(), self.states.last()) else {
             return Ok(());
         };
-        let (n, states) = (self.shape, self.states);
+        let (shape, states) = (self.shape, self.states);
         let p_tile = self.rule.chance(tile);
         for (ks, ms) in keys.chunks(PUSH_SLICE).zip(masses.chunks(PUSH_SLICE)) {
             // Found in parallel, in order; added in that order.
@@ -87,8 +87,8 @@ impl<'a> Reach<'a> {
                 .flat_map_iter(|(ks, ms)| {
                     let mut out = Vec::new();
                     for (&a, &mass) in ks.iter().zip(ms) {
-                        let share = mass * (p_tile / empty_cells(a, n) as f64);
-                        for_each_spawn_as_it_lies(a, n, tile, |s| {
+                        let share = mass * (p_tile / empty_cells(a, shape) as f64);
+                        for_each_spawn_as_it_lies(a, shape, tile, |s| {
                             if (lo..=hi).contains(&s) {
                                 if let Ok(i) = states.binary_search(&s) {
                                     out.push((i, share));
@@ -322,19 +322,19 @@ fn successors_of_batch(
     afterstates: &[u64],
     groups: [u32; 4],
 ) -> [Vec<Vec<u64>>; 4] {
-    let n = game.shape;
+    let shape = game.shape;
     let mut out: [Vec<Vec<u64>>; 4] = groups.map(|g| vec![Vec::new(); g as usize]);
     let mut recent = RecentFilter::new();
     let rule = game.spawn_rule();
     let tiles: Vec<u8> = rule.tiles().collect();
     for &t in afterstates {
         let grew = has_exponent(t, max_exp + 1) as usize;
-        let full_after = empty_bits(t, n).count_ones() == 1;
+        let full_after = empty_bits(t, shape).count_ones() == 1;
         for &tile in &tiles {
             let slot = (tile as usize - 1) * 2 + grew;
             // All spawns of one tile share a group ([`spawn_group`]).
             let group = &mut out[slot][spawn_group(t, tile, groups[slot]) as usize];
-            for_each_spawn_as_it_lies(t, n, tile, |s| {
+            for_each_spawn_as_it_lies(t, shape, tile, |s| {
                 // A spawn that fills the board may leave no move: lost.
                 if recent.fresh(s) && !(full_after && mover.is_lost(s)) {
                     group.push(s);
