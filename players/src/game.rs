@@ -395,36 +395,19 @@ mod tests {
 
     #[test]
     fn a_merge_past_32768_stops_the_game() {
-        let mut p =
-            OrderPlayer::new(Shape::square(4), OrderPlayer::parse_order("LDRU").unwrap()).unwrap();
-        let start = Board::parse("32768 32768 2 4 / 2 4 8 16 / . . . . / . . . .")
-            .unwrap()
-            .0
-             .0;
-        let r = play(
-            Shape::square(4),
-            None,
-            &mut p,
-            0,
-            (SeededRng::new(0), start),
-            |_, _| {},
-        );
+        let four = Shape::square(4);
+        let mut p = OrderPlayer::new(four, OrderPlayer::parse_order("LDRU").unwrap()).unwrap();
+        let mut from = |text: &str| {
+            let start = Board::parse(text).unwrap().0 .0;
+            let r = play(four, None, &mut p, 0, (SeededRng::new(0), start), |_, _| {});
+            (start, r)
+        };
+        let (start, r) = from("32768 32768 2 4 / 2 4 8 16 / . . . . / . . . .");
         assert_eq!(r.outcome, Outcome::TileLimit);
         assert!(r.steps.is_empty());
         assert_eq!((r.last, r.max_tile()), (start, 32768));
         // A 32768 alone plays on.
-        let start = Board::parse("32768 . 2 4 / 2 4 8 16 / . . . . / . . . .")
-            .unwrap()
-            .0
-             .0;
-        let r = play(
-            Shape::square(4),
-            None,
-            &mut p,
-            0,
-            (SeededRng::new(0), start),
-            |_, _| {},
-        );
+        let (_, r) = from("32768 . 2 4 / 2 4 8 16 / . . . . / . . . .");
         assert_eq!(r.outcome, Outcome::Lost);
         assert!(!r.steps.is_empty());
     }

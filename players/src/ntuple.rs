@@ -58,7 +58,7 @@ use solve2048_core::rules::moves::Mover;
 use solve2048_core::{Direction, Shape};
 use xxhash_rust::xxh3::xxh3_64;
 
-use crate::player::{certain, check_size, scored_moves, Player};
+use crate::player::{certain, check_size, scored_moves, square_side, Player};
 use crate::{NotExact, PlayerError};
 
 /// The largest number of cells in a tuple (`16^6` weights, 64 MiB).
@@ -468,17 +468,9 @@ impl NTuplePlayer {
     /// The player of the weights file `path` for boards of `shape`: a
     /// square (networks are for squares).
     pub fn load(path: &Path, shape: Shape) -> Result<NTuplePlayer, PlayerError> {
-        if !shape.is_square() {
-            return Err(PlayerError::SquareOnly {
-                player: "ntuple".into(),
-                shape,
-            });
-        }
-        let net = Network::load_for(path, shape.rows())?;
-        Ok(NTuplePlayer::new(
-            Arc::new(net),
-            format!("ntuple:{}", path.display()),
-        ))
+        let net = Network::load_for(path, square_side(shape, "ntuple")?)?;
+        let name = format!("ntuple:{}", path.display());
+        Ok(NTuplePlayer::new(Arc::new(net), name))
     }
 
     /// The network.

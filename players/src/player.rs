@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 use solve2048_core::rules::moves::Mover;
-use solve2048_core::Direction;
+use solve2048_core::{Direction, Shape};
 
 use crate::NotExact;
 
@@ -70,6 +70,19 @@ pub fn scored_moves(mover: &Mover, board: u64) -> impl Iterator<Item = (Directio
 /// 1, or nothing when no move is legal.
 pub fn certain(choice: Option<Direction>) -> Vec<(Direction, f64)> {
     choice.map(|d| vec![(d, 1.0)]).unwrap_or_default()
+}
+
+/// The side of a square board of `shape`, for a player of square boards
+/// only (`player`, e.g. `ntuple`); a rectangle is refused.
+pub fn square_side(shape: Shape, player: &str) -> Result<usize, crate::PlayerError> {
+    if shape.is_square() {
+        Ok(shape.rows())
+    } else {
+        Err(crate::PlayerError::SquareOnly {
+            player: player.into(),
+            shape,
+        })
+    }
 }
 
 /// Check a board side (2, 3 or 4).

@@ -12,6 +12,7 @@ use solve2048_coordinator::{CoordinatorError, Records, Summary};
 use solve2048_core::task::evaluation::{weights_checksum, Evaluation, WEIGHTS};
 use solve2048_core::task::{JobSpec, SolvedSummary};
 use solve2048_core::{Board, Direction};
+use solve2048_players::player::square_side;
 use solve2048_players::{Network, PlayerError, PlayerSpec};
 use solve2048_store::{layout, Access, Store};
 
@@ -161,18 +162,12 @@ pub async fn prepare(
                 error,
             })?;
             let net = Network::from_bytes(&bytes, path)?;
-            if !n.is_square() {
-                return Err(PlayerError::SquareOnly {
-                    player: "ntuple".into(),
-                    shape: n,
-                }
-                .into());
-            }
-            if net.n() != n.rows() {
+            let side = square_side(n, "ntuple")?;
+            if net.n() != side {
                 return Err(PlayerError::WeightsForOtherBoard {
                     path: path.clone(),
                     file_n: net.n(),
-                    n: n.rows(),
+                    n: side,
                 }
                 .into());
             }

@@ -154,11 +154,11 @@ fn bad_input_gets_clear_errors() {
     assert!(String::from_utf8_lossy(&help.stdout).contains("--board"));
     fails_with(
         &solve(&s, &["--board", "5", "--target", "64"]),
-        "board size 5 is not supported",
+        "board \"5\" is not supported",
     );
     fails_with(
         &solve(&s, &["--board", "1", "--target", "64"]),
-        "board size 1 is not supported",
+        "board \"1\" is not supported",
     );
     fails_with(
         &solve(&s, &["--board", "4", "--target", "100"]),

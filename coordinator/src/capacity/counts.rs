@@ -160,15 +160,14 @@ fn rectangle_growth() -> (f64, f64) {
     )
 }
 
-/// The part counts of a 3x4 or 4x3 game (a board and its transpose have the
-/// same states, turned): exact for max tiles up to 32
-/// ([`THREE_BY_FOUR_TO_64`]), and for each larger max tile `2^k` the exact
-/// max-tile-32 profile stretched ([`stretch`]) to `growth^(k-5)` times its
-/// states, its largest part moved to `sum_growth^(k-5)` times its tile sum
-/// ([`rectangle_growth`]).
-pub fn rectangle_counts(game: &Game) -> Vec<PartCount> {
+/// The parts of a measured table (tile sum, max-tile exponent, states)
+/// below `game`'s target. The table counts the boards of a rule that spawns
+/// both tiles (any chance of a 4 strictly between 0 and 1 reaches the same
+/// ones): exact for such a rule; with only 2s or only 4s an upper bound,
+/// estimated.
+fn measured_parts(table: &[(u32, u8, u64)], game: &Game) -> Vec<PartCount> {
     let both_tiles = !matches!(game.fours_per_million, 0 | 1_000_000);
-    let mut out: Vec<PartCount> = THREE_BY_FOUR_TO_64
+    table
         .iter()
         .filter(|r| r.1 < game.target_exp)
         .map(|&(sum, max_exp, states)| PartCount {
@@ -181,7 +180,17 @@ pub fn rectangle_counts(game: &Game) -> Vec<PartCount> {
                 Source::Estimated
             },
         })
-        .collect();
+        .collect()
+}
+
+/// The part counts of a 3x4 or 4x3 game (a board and its transpose have the
+/// same states, turned): exact for max tiles up to 32
+/// ([`THREE_BY_FOUR_TO_64`]), and for each larger max tile `2^k` the exact
+/// max-tile-32 profile stretched ([`stretch`]) to `growth^(k-5)` times its
+/// states, its largest part moved to `sum_growth^(k-5)` times its tile sum
+/// ([`rectangle_growth`]).
+pub fn rectangle_counts(game: &Game) -> Vec<PartCount> {
+    let mut out = measured_parts(THREE_BY_FOUR_TO_64, game);
     let last = profile(THREE_BY_FOUR_TO_64, 5);
     let template = template_of(&last);
     let (growth, sum_growth) = rectangle_growth();
@@ -321,24 +330,7 @@ pub fn part_counts(game: &Game) -> Vec<PartCount> {
     if game.shape != Shape::square(4) {
         return rectangle_counts(game);
     }
-    // The table counts the boards of a rule that spawns both tiles (any
-    // chance of a 4 strictly between 0 and 1 reaches the same ones); with
-    // only 2s or only 4s it is an upper bound.
-    let both_tiles = !matches!(game.fours_per_million, 0 | 1_000_000);
-    let mut out: Vec<PartCount> = FOUR_BY_FOUR_TO_32
-        .iter()
-        .filter(|r| r.1 < game.target_exp)
-        .map(|&(sum, max_exp, states)| PartCount {
-            sum,
-            max_exp,
-            states,
-            source: if both_tiles {
-                Source::Exact
-            } else {
-                Source::Estimated
-            },
-        })
-        .collect();
+    let mut out = measured_parts(FOUR_BY_FOUR_TO_32, game);
     for k in 5..game.target_exp {
         for (sum, states) in estimate_profile(k) {
             out.push(PartCount {
