@@ -134,10 +134,11 @@ pub struct HeuristicTables {
     shape: Shape,
     /// `row_line[row]`: the heuristic of the row whose cells are the nybbles
     /// of `row`, cell 0 lowest.
-    pub row_line: Vec<f32>,
-    /// `column_line[column]`: the same for a column (top cell lowest); the
-    /// rows' table on a square.
-    pub column_line: Vec<f32>,
+    pub row_line: Arc<[f32]>,
+    /// `column_line[column]`: the same for a column (top cell lowest); on a
+    /// square, the rows' table itself (shared, not copied: the search reads
+    /// it for every leaf).
+    pub column_line: Arc<[f32]>,
     /// The value of a lost position: 1 below the sum of the lowest line of
     /// every row and column.
     pub lost: f64,
@@ -146,7 +147,7 @@ pub struct HeuristicTables {
 impl HeuristicTables {
     /// Tables of `heuristic` for boards of `shape`.
     pub fn new(shape: Shape, heuristic: &Heuristic) -> HeuristicTables {
-        let table = |n: usize| -> Vec<f32> {
+        let table = |n: usize| -> Arc<[f32]> {
             (0..1usize << (4 * n))
                 .map(|row| {
                     let cells: Vec<u8> = (0..n).map(|c| ((row >> (4 * c)) & 0xF) as u8).collect();
@@ -156,7 +157,7 @@ impl HeuristicTables {
         };
         let row_line = table(shape.cols());
         let column_line = if shape.is_square() {
-            row_line.clone()
+            Arc::clone(&row_line)
         } else {
             table(shape.rows())
         };

@@ -9,7 +9,7 @@
 //! ([`override_with_store`]) replace anything else. The remaining 4x4 parts
 //! (max tile 32 and above) are *estimated*: see [`estimate_profile`] and,
 //! past the published figures, [`super::growth`]; so are the remaining
-//! parts of 3x4 and 4x3 ([`rectangle_counts`]).
+//! parts of 3x4 and 4x3 ([`rectangle_profile`]).
 
 use std::collections::BTreeMap;
 
@@ -183,39 +183,29 @@ fn measured_parts(table: &[(u32, u8, u64)], game: &Game) -> Vec<PartCount> {
         .collect()
 }
 
-/// The part counts of a 3x4 or 4x3 game (a board and its transpose have the
-/// same states, turned): exact for max tiles up to 32
-/// ([`THREE_BY_FOUR_TO_64`]), and for each larger max tile `2^k` the exact
-/// max-tile-32 profile stretched ([`stretch`]) to `growth^(k-5)` times its
-/// states, its largest part moved to `sum_growth^(k-5)` times its tile sum
-/// ([`rectangle_growth`]).
-pub fn rectangle_counts(game: &Game) -> Vec<PartCount> {
-    let mut out = measured_parts(THREE_BY_FOUR_TO_64, game);
+/// The modelled profile of 3x4 (or 4x3: a board and its transpose have the
+/// same states, turned) max tile `2^k`, k > 5: states by tile sum. The
+/// exact max-tile-32 profile ([`THREE_BY_FOUR_TO_64`]) stretched
+/// ([`stretch`]) to `growth^(k-5)` times its states, its largest part moved
+/// to `sum_growth^(k-5)` times its tile sum ([`rectangle_growth`]).
+pub fn rectangle_profile(k: u8) -> BTreeMap<u32, u64> {
     let last = profile(THREE_BY_FOUR_TO_64, 5);
-    let template = template_of(&last);
     let (growth, sum_growth) = rectangle_growth();
     let total = last.iter().map(|r| r.1).sum::<u64>() as f64;
     let (peak_sum, peak_states) = last.iter().copied().max_by_key(|r| r.1).unwrap_or((1, 1));
     let most = u64::MAX as f64 / 4.0;
-    for k in 6..game.target_exp {
-        let steps = i32::from(k - 5);
-        let cal = Calibration {
-            total: (total * growth.powi(steps)).min(most) as u64,
-            peak_sum: ((peak_sum as f64 * sum_growth.powi(steps)) as u32).next_multiple_of(2),
-            peak_states: (peak_states as f64 * growth.powi(steps)).min(most) as u64,
-        };
-        for (sum, states) in stretch(&template, cal, (1u32 << k) + 2) {
-            out.push(PartCount {
-                sum,
-                max_exp: k,
-                states,
-                source: Source::Estimated,
-            });
-        }
-    }
-    out.sort_by_key(|p| (p.sum, p.max_exp));
-    out
+    let steps = i32::from(k) - 5;
+    let cal = Calibration {
+        total: (total * growth.powi(steps)).min(most) as u64,
+        peak_sum: ((peak_sum as f64 * sum_growth.powi(steps)) as u32).next_multiple_of(2),
+        peak_states: (peak_states as f64 * growth.powi(steps)).min(most) as u64,
+    };
+    stretch(&template_of(&last), cal, (1u32 << k) + 2)
 }
+
+/// A model of the states of one max tile (its exponent) by tile sum:
+/// [`estimate_profile`] or [`rectangle_profile`].
+type Model = fn(u8) -> BTreeMap<u32, u64>;
 
 /// The template at offset `x` (linear between its points, 0 outside).
 fn template_at(t: &[(f64, f64)], x: f64) -> f64 {
@@ -322,17 +312,21 @@ fn stretch(t: &[(f64, f64)], cal: Calibration, min_sum: u32) -> BTreeMap<u32, u6
 /// cells (by enumeration), for 4x4 parts with max tile at most 16 and for
 /// 3x4 and 4x3 parts with max tile at most 32, estimated for their other
 /// parts ([`estimate_profile`],
-/// [`rectangle_counts`]).
+/// [`rectangle_profile`]).
 pub fn part_counts(game: &Game) -> Vec<PartCount> {
     if let Some(exact) = enumerate_small(game) {
         return exact;
     }
-    if game.shape != Shape::square(4) {
-        return rectangle_counts(game);
-    }
-    let mut out = measured_parts(FOUR_BY_FOUR_TO_32, game);
-    for k in 5..game.target_exp {
-        for (sum, states) in estimate_profile(k) {
+    // The measured table, the first max tile past it, and the model of
+    // the max tiles from there on.
+    let (table, first_modelled, model): (_, u8, Model) = if game.shape == Shape::square(4) {
+        (FOUR_BY_FOUR_TO_32, 5, estimate_profile)
+    } else {
+        (THREE_BY_FOUR_TO_64, 6, rectangle_profile)
+    };
+    let mut out = measured_parts(table, game);
+    for k in first_modelled..game.target_exp {
+        for (sum, states) in model(k) {
             out.push(PartCount {
                 sum,
                 max_exp: k,

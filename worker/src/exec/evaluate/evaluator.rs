@@ -9,6 +9,7 @@ use solve2048_core::kernel::evaluate::Moves;
 use solve2048_core::task::evaluation::{weights_checksum, Evaluation, WEIGHTS};
 use solve2048_core::task::JobSpec;
 use solve2048_core::Shape;
+use solve2048_players::player::square_side;
 use solve2048_players::{Network, Player, PlayerSpec};
 use solve2048_store::{Access, Store};
 
@@ -59,7 +60,8 @@ impl Evaluator {
                     )));
                 }
                 let net = Network::from_bytes(&bytes, &path).map_err(|e| player(e.to_string()))?;
-                if !n.is_square() || net.n() != n.rows() {
+                let side = square_side(n, "ntuple").map_err(|e| player(e.to_string()))?;
+                if net.n() != side {
                     return Err(player(format!("its weights are for {0}x{0}", net.n())));
                 }
                 let (net, name) = (Arc::new(net), e.player.clone());
