@@ -10,7 +10,6 @@ use rayon::prelude::*;
 
 use super::batch::BATCH;
 use crate::rules::canonical::canonical;
-use crate::rules::direction::Direction;
 use crate::rules::moves::{has_exponent, Mover};
 use crate::rules::spawn::{empty_bits, for_each_spawn, SpawnRule};
 use crate::space::ids::{spawn_group, PartId};
@@ -256,8 +255,7 @@ fn afterstates_in_slices(game: &Game, mover: &Mover, states: &[u64], slice: usiz
             .flat_map_iter(|batch| {
                 let mut out = Vec::with_capacity(4 * batch.len());
                 for &s in batch {
-                    for dir in Direction::ALL {
-                        let t = mover.apply(s, dir);
+                    for t in mover.apply_all(s) {
                         if t != s && !has_exponent(t, game.target_exp) {
                             out.push(canonical(t, shape));
                         }

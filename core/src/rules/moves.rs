@@ -53,6 +53,21 @@ impl Mover {
         }
     }
 
+    /// The boards after each move, in [`Direction::ALL`] order (each equal to
+    /// `x` where the move is illegal): [`Self::apply`] of all four, with one
+    /// transpose for both vertical moves.
+    #[inline(always)]
+    pub fn apply_all(&self, x: u64) -> [u64; 4] {
+        let (r, c) = (self.shape.rows(), self.shape.cols());
+        let t = transpose(x);
+        [
+            Self::lines(x, r, &self.rows.left),
+            Self::lines(x, r, &self.rows.right),
+            transpose(Self::lines(t, c, &self.columns.left)),
+            transpose(Self::lines(t, c, &self.columns.right)),
+        ]
+    }
+
     /// The board after moving `dir` and the move's score: the standard 2048
     /// score, the sum of the values of the tiles that merges create (`(x, 0)`
     /// when the move is illegal).
@@ -182,6 +197,7 @@ mod tests {
                 for d in Direction::ALL {
                     let (y, s) = m.apply_scored(x, d);
                     assert_eq!(y, m.apply(x, d));
+                    assert_eq!(y, m.apply_all(x)[d as usize]);
                     assert_eq!(Board::merge_score(x, y), u64::from(s), "{x:#x} {d:?}");
                     assert_eq!(
                         (y, s),

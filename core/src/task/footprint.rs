@@ -110,11 +110,12 @@ pub fn gather_bytes(states: u64, slices: u32, keys: u64) -> u64 {
 /// How much more than its even share one slice of a gather may hold.
 pub const SLICE_IMBALANCE: f64 = 1.5;
 
-/// Bytes a solve task holds: per state, its key, its four move values, its
-/// sorted (afterstate, move) pairs, its result and encoded outputs; and its
-/// responses, decoded and merged.
+/// Bytes a solve task holds: per state, its key, its result and encoded
+/// outputs (40); per response key, the response decoded and merged (28)
+/// and its afterstate's slot in the table of values (24 an afterstate, two
+/// response keys: one a tile).
 pub fn solve_bytes(states: u64, response_keys: u64) -> u64 {
-    140 * states + 28 * response_keys
+    40 * states + 40 * response_keys
 }
 
 /// Bytes an evaluation holds beside what the solve's task of the same kind
