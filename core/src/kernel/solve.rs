@@ -128,8 +128,9 @@ pub fn afterstate_value(rule: &SpawnRule, twos: f64, fours: f64, cells: u32) -> 
 /// afterstates, prefetched a few states ahead. (Sorting the chunk's
 /// (afterstate, move) pairs and walking them beside `sums`, the way large
 /// chunks were solved until 2026-11-26, took 1.1 to 2.2 times as long on
-/// the largest chunk of 4x4 to 16, with tables of 0.3 to 2.1 M afterstates,
-/// and held 96 bytes a state against the table's 24 an afterstate.)
+/// the largest chunk of 4x4 to 16 with tables of 0.3 to 2.1 M afterstates,
+/// twice as long on a chunk of 4x4 to 32, and held 96 bytes a state
+/// against the table's 24 an afterstate.)
 pub fn solve(
     game: &Game,
     states: &[u64],
@@ -138,11 +139,15 @@ pub fn solve(
     let shape = game.shape;
     let mover = Mover::new(shape);
     let rule = game.spawn_rule();
+    let worth: Vec<f64> = (sums.afterstates.par_iter().enumerate())
+        .map(|(i, &a)| {
+            let v = afterstate_value(&rule, sums.twos[i], sums.fours[i], empty_cells(a, shape));
+            game.discount * v
+        })
+        .collect();
     let table = ValueTable::with_capacity(sums.afterstates.len());
-    for (i, &a) in sums.afterstates.iter().enumerate() {
-        let v = afterstate_value(&rule, sums.twos[i], sums.fours[i], empty_cells(a, shape));
-        table.insert(a, game.discount * v);
-    }
+    table.insert_many(&sums.afterstates, &worth);
+    drop(worth);
     let mut values = vec![0.0; states.len()];
     let mut actions = vec![0u8; states.len()];
     // Each batch writes its states' values and actions in place; the
