@@ -191,8 +191,8 @@ fn solve_batch(
         })
         .collect();
     let prefetch = |i: usize| {
-        for &a in moves.get(i).map_or(&[][..], |m| &m.1[..]) {
-            if a != 0 {
+        if let Some((_, after)) = moves.get(i) {
+            for &a in after.iter().filter(|&&a| a != 0) {
                 table.prefetch(a);
             }
         }
