@@ -10,7 +10,9 @@ use std::collections::BTreeSet;
 
 use serde::Serialize;
 use solve2048_core::formats::chunk::FORMAT_VERSION;
-use solve2048_core::task::{JobManifest, JobSpec, LayerIndex, ManifestError, Task, TaskOutput};
+use solve2048_core::task::{
+    JobManifest, JobSpec, LayerIndex, ManifestError, SolvedSummary, Task, TaskOutput,
+};
 use solve2048_store::{layout, Store, StoreError};
 
 /// Errors of the coordinator.
@@ -248,6 +250,31 @@ impl Records {
             out.push(self.get_json(&layout::layer_index(sum)).await?);
         }
         Ok(out)
+    }
+
+    /// The job and summary of the finished solve this store holds (an
+    /// evaluation's solved store); refused ([`CoordinatorError::Reference`])
+    /// when it holds no job, an evaluation, or a solve not finished.
+    pub async fn solved(&self) -> Result<(JobSpec, SolvedSummary), CoordinatorError> {
+        let refuse = |reason: String| CoordinatorError::Reference {
+            location: self.location().to_string(),
+            reason,
+        };
+        let Some(manifest) = self.manifest().await? else {
+            return Err(refuse("holds no solve2048 job (no job.json)".into()));
+        };
+        if let Some(e) = &manifest.job.evaluate {
+            return Err(refuse(format!(
+                "is an evaluation of {}, not a solved store: give the solved store ({})",
+                e.player, e.reference
+            )));
+        }
+        match self.get_json_opt(layout::SUMMARY).await? {
+            Some(summary) => Ok((manifest.job, summary)),
+            None => Err(refuse(
+                "is not solved yet (no summary.json): finish its solve first".into(),
+            )),
+        }
     }
 
     /// Read the job manifest, if any.

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use solve2048_core::kernel::value_table::ValueTable;
 use solve2048_core::kernel::{afterstates, enumerate, gather, merge, solve, SpawnSums};
-use solve2048_core::rules::canonical::canonical;
+use solve2048_core::rules::canonical::{canonical, Orientation};
 use solve2048_core::rules::moves::Mover;
 use solve2048_core::space::ids::{mix, PartId};
 use solve2048_core::{Board, Direction, Game};
@@ -154,11 +154,11 @@ fn kernels(c: &mut Criterion) {
     );
     g.throughput(Throughput::Elements(after.len() as u64));
     g.bench_function("gather_4x4_afterstates", |b| {
-        b.iter(|| gather(&game, part.sum, 1, &after, &plus2).unwrap())
+        b.iter(|| gather(&game, Orientation::Canonical, part.sum, 1, &after, &plus2).unwrap())
     });
     let sums = SpawnSums {
-        twos: gather(&game, part.sum, 1, &after, &plus2).unwrap(),
-        fours: gather(&game, part.sum, 2, &after, &plus4).unwrap(),
+        twos: gather(&game, Orientation::Canonical, part.sum, 1, &after, &plus2).unwrap(),
+        fours: gather(&game, Orientation::Canonical, part.sum, 2, &after, &plus4).unwrap(),
         afterstates: after,
     };
     g.throughput(Throughput::Elements(states.len() as u64));

@@ -116,6 +116,12 @@ pub enum PlayerError {
         /// Why, as the player gave it.
         reason: String,
     },
+    /// A player that samples its moves, asked for an exact evaluation.
+    #[error("{player} cannot be evaluated exactly: it is a sampled player")]
+    Samples {
+        /// The player.
+        player: String,
+    },
     /// A training setting that cannot work (zero games, a learning rate that
     /// is not positive and finite, a checkpoint interval of zero).
     #[error("bad training setting {field}: {reason}")]

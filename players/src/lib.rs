@@ -44,5 +44,5 @@ pub use game::{simulate, simulate_with, summary, GameRecord, Outcome, Step, Summ
 pub use ntuple::{Network, TupleSpec};
 pub use player::Player;
 pub use solve2048_core::Direction;
-pub use spec::{parse, Parsed, PlayerSpec};
+pub use spec::{parse, Parsed, PlayerFactory, PlayerSpec};
 pub use train::{train, Progress, TrainConfig};

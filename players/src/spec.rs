@@ -17,13 +17,15 @@
 use std::fmt;
 use std::path::PathBuf;
 use std::str::FromStr;
+use std::sync::Arc;
 
 use solve2048_core::rules::spawn::SpawnRule;
 use solve2048_core::{Direction, Shape};
 
 use crate::expectimax::{ExpectimaxPlayer, MAX_DEPTH};
 use crate::mc::MonteCarloPlayer;
-use crate::ntuple::NTuplePlayer;
+use crate::ntuple::{NTuplePlayer, Network};
+use crate::player::square_side;
 use crate::schain::SChainPlayer;
 use crate::simple::{GreedyPlayer, OrderPlayer, RandomPlayer};
 use crate::{Player, PlayerError};
@@ -54,6 +56,9 @@ pub const KNOWN: &[(&str, &str)] = &[
         "the solved optimal policy (needs a solved store)",
     ),
 ];
+
+/// Builds one player (each thread that plays asks its own).
+pub type PlayerFactory = Box<dyn Fn() -> Box<dyn Player> + Send + Sync>;
 
 /// A parsed player spec (see the module docs).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -185,6 +190,52 @@ impl PlayerSpec {
     /// computed exactly. `optimal` has (it is deterministic).
     pub fn is_exact(&self) -> bool {
         !matches!(self, PlayerSpec::MonteCarlo { .. })
+    }
+
+    /// What an exact evaluation on boards of `shape` under `rule` plays:
+    /// `None` for `optimal` (the caller plays the solved policy), else a
+    /// factory of the player, built once here so that a player that cannot
+    /// be built fails now. An n-tuple player is built from `weights` (its
+    /// weights file's bytes as the caller holds them) or else from its file;
+    /// a player that samples is refused ([`PlayerError::Samples`]).
+    pub fn exact(
+        &self,
+        shape: Shape,
+        rule: &SpawnRule,
+        weights: Option<&[u8]>,
+    ) -> Result<Option<PlayerFactory>, PlayerError> {
+        match self {
+            PlayerSpec::Optimal => Ok(None),
+            PlayerSpec::MonteCarlo { .. } => Err(PlayerError::Samples {
+                player: self.to_string(),
+            }),
+            PlayerSpec::NTuple { path } => {
+                let net = match weights {
+                    Some(bytes) => Network::from_bytes(bytes, path)?,
+                    None => Network::load(path)?,
+                };
+                let n = square_side(shape, "ntuple")?;
+                if net.n() != n {
+                    return Err(PlayerError::WeightsForOtherBoard {
+                        path: path.clone(),
+                        file_n: net.n(),
+                        n,
+                    });
+                }
+                let (net, name) = (Arc::new(net), self.to_string());
+                Ok(Some(Box::new(move || {
+                    Box::new(NTuplePlayer::new(net.clone(), name.clone()))
+                })))
+            }
+            other => {
+                other.build(shape, rule, 0)?;
+                let (other, rule) = (other.clone(), *rule);
+                // Built once above with the same arguments.
+                Ok(Some(Box::new(move || {
+                    other.build(shape, &rule, 0).expect("it built")
+                })))
+            }
+        }
     }
 }
 

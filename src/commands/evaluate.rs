@@ -10,11 +10,10 @@ use std::path::Path;
 use anyhow::Context;
 use solve2048_coordinator::{CoordinatorError, Records, Summary};
 use solve2048_core::task::evaluation::{weights_checksum, Evaluation, WEIGHTS};
-use solve2048_core::task::{JobSpec, SolvedSummary};
+use solve2048_core::task::JobSpec;
 use solve2048_core::{Board, Direction};
-use solve2048_players::player::square_side;
-use solve2048_players::{Network, PlayerError, PlayerSpec};
-use solve2048_store::{layout, Access, Store};
+use solve2048_players::{PlayerError, PlayerSpec};
+use solve2048_store::{Access, Store};
 
 use crate::args::{LeaseArgs, MemoryArgs};
 use crate::embedded::{run_embedded, store_for_workers};
@@ -120,70 +119,30 @@ pub async fn prepare(
     player: &str,
     chunk_size: Option<u64>,
 ) -> anyhow::Result<Prepared> {
-    let store = open_existing(solved)?;
-    let records = Records::new(store);
-    let Some(manifest) = records.manifest().await? else {
-        anyhow::bail!("store {solved} holds no solve2048 job (no job.json)");
-    };
-    if let Some(e) = &manifest.job.evaluate {
-        anyhow::bail!(
-            "store {solved} is an evaluation of {}, not a solved store: give the solved store ({})",
-            e.player,
-            e.reference
-        );
-    }
-    let game = manifest.job.game;
-    let summary: SolvedSummary = records
-        .get_json_opt(layout::SUMMARY)
-        .await?
-        .ok_or_else(|| {
-            anyhow::anyhow!(
-                "store {solved} is not solved yet (no summary.json): finish its solve first"
-            )
-        })?;
+    let (solved_job, summary) = Records::new(open_existing(solved)?).solved().await?;
+    let game = solved_job.game;
     let spec = PlayerSpec::parse(player)?;
-    let n = game.shape;
-    let mut weights = None;
-    match &spec {
-        PlayerSpec::MonteCarlo { .. } => {
-            let mut p = spec.build(n, &game.spawn_rule(), 0)?;
-            let why = p
-                .distribution(0x11)
-                .err()
-                .map_or_else(|| "it samples".to_string(), |e| e.reason);
-            anyhow::bail!(
-                "{spec} cannot be evaluated exactly: {why}; `play --player {spec}` estimates \
-                 its win rate from sampled games instead"
-            );
-        }
+    let weights = match &spec {
         PlayerSpec::NTuple { path } => {
-            let bytes = std::fs::read(path).map_err(|error| PlayerError::WeightsIo {
+            Some(std::fs::read(path).map_err(|error| PlayerError::WeightsIo {
                 path: path.clone(),
                 error,
-            })?;
-            let net = Network::from_bytes(&bytes, path)?;
-            let side = square_side(n, "ntuple")?;
-            if net.n() != side {
-                return Err(PlayerError::WeightsForOtherBoard {
-                    path: path.clone(),
-                    file_n: net.n(),
-                    n: side,
-                }
-                .into());
-            }
-            weights = Some(bytes);
+            })?)
         }
-        PlayerSpec::Optimal => {}
-        other => {
-            other.build(n, &game.spawn_rule(), 0)?;
-        }
-    }
-    let chunk_size = chunk_size.unwrap_or(manifest.job.chunk_size);
+        _ => None,
+    };
+    match spec.exact(game.shape, &game.spawn_rule(), weights.as_deref()) {
+        Err(e @ PlayerError::Samples { .. }) => anyhow::bail!(
+            "{e}; `play --player {spec}` estimates its win rate from sampled games instead"
+        ),
+        other => other?,
+    };
+    let chunk_size = chunk_size.unwrap_or(solved_job.chunk_size);
     anyhow::ensure!(chunk_size >= 1, "--chunk-size must be at least 1");
     let job = JobSpec {
         game,
         chunk_size,
-        zstd_level: manifest.job.zstd_level,
+        zstd_level: solved_job.zstd_level,
         evaluate: Some(Evaluation {
             player: spec.to_string(),
             reference: store_for_workers(solved)?,

@@ -16,8 +16,8 @@ use std::collections::BTreeMap;
 
 use solve2048_core::space::ids::PartId;
 use solve2048_core::task::evaluation::{Evaluation, EvaluationSummary, WorstState};
-use solve2048_core::task::{JobSpec, PartIndex, PushRef, SolvedRef, SolvedSummary};
-use solve2048_store::{layout, Access, Store};
+use solve2048_core::task::{JobSpec, PartIndex, PushRef, SolvedRef};
+use solve2048_store::{Access, Store};
 
 use crate::records::{CoordinatorError, Records};
 
@@ -56,27 +56,14 @@ impl Evaluating {
             reason,
         };
         let records = Records::new(Store::open(&e.reference, Access::ReadOnly)?);
-        let Some(manifest) = records.manifest().await? else {
-            return Err(refuse("holds no solve2048 job (no job.json)".into()));
-        };
-        if manifest.job.evaluate.is_some() {
-            return Err(refuse("is an evaluation, not a solved store".into()));
-        }
-        if manifest.job.game != job.game {
+        let (solved, summary) = records.solved().await?;
+        if solved.game != job.game {
             return Err(refuse(format!(
                 "is of {}, not {}",
-                manifest.job.game.name(),
+                solved.game.name(),
                 job.game.name()
             )));
         }
-        let Some(summary) = records
-            .get_json_opt::<SolvedSummary>(layout::SUMMARY)
-            .await?
-        else {
-            return Err(refuse(
-                "is not solved (no summary.json): finish its solve first".into(),
-            ));
-        };
         if summary.digest != e.reference_digest {
             return Err(refuse(format!(
                 "now holds the values of digest {}, but this evaluation began with {}",

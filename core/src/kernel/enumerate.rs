@@ -9,9 +9,9 @@ use std::collections::btree_map::{BTreeMap, Entry};
 use rayon::prelude::*;
 
 use super::batch::BATCH;
-use crate::rules::canonical::canonical;
+use crate::rules::canonical::{canonical, Orientation};
 use crate::rules::moves::{has_exponent, Mover};
-use crate::rules::spawn::{empty_bits, for_each_spawn, SpawnRule};
+use crate::rules::spawn::{empty_bits, for_each_spawn_in};
 use crate::space::ids::{spawn_group, PartId};
 use crate::space::parts::successor_part;
 use crate::Game;
@@ -62,16 +62,8 @@ pub fn requests(
     states: &[u64],
     groups: impl Fn(PartId) -> Option<u32>,
 ) -> Result<GroupedKeys, UnplannedPart> {
-    let slot_part = |slot: usize| successor_part(part, (slot / 2 + 1) as u8, slot % 2 == 1);
-    let planned: [Option<u32>; 4] = std::array::from_fn(|slot| groups(slot_part(slot)));
     let after = afterstates(game, &Mover::new(game.shape), states);
-    file_requests(
-        &after,
-        part.max_exp,
-        &game.spawn_rule(),
-        &planned,
-        slot_part,
-    )
+    file_requests(game, part, &after, groups)
 }
 
 /// [`enumerate`], `slice` states and afterstates at a time.
@@ -82,17 +74,41 @@ fn enumerate_in_slices(
     groups: impl Fn(PartId) -> Option<u32>,
     slice: usize,
 ) -> Result<GroupedKeys, UnplannedPart> {
+    let after = afterstates_in_slices(game, &Mover::new(game.shape), states, slice);
+    successors(game, Orientation::Canonical, part, &after, groups, slice)
+}
+
+/// The part of slot `slot` of successors of states in `part`: slot
+/// `(tile - 1) * 2 + grew` (the spawned tile's exponent, and whether the
+/// move made a new largest tile).
+fn slot_part(part: PartId, slot: usize) -> PartId {
+    successor_part(part, (slot / 2 + 1) as u8, slot % 2 == 1)
+}
+
+/// The group count `groups` gives each slot's part.
+fn planned(part: PartId, groups: impl Fn(PartId) -> Option<u32>) -> [Option<u32>; 4] {
+    std::array::from_fn(|slot| groups(slot_part(part, slot)))
+}
+
+/// The non-terminal successors, keyed by `orientation`, of distinct
+/// afterstates `after` (keyed alike, not won, made from states in `part`),
+/// by part and group, `slice` afterstates at a time; `groups` gives each
+/// successor part's group count.
+pub(crate) fn successors(
+    game: &Game,
+    orientation: Orientation,
+    part: PartId,
+    after: &[u64],
+    groups: impl Fn(PartId) -> Option<u32>,
+    slice: usize,
+) -> Result<GroupedKeys, UnplannedPart> {
     let mover = Mover::new(game.shape);
-    let m = part.max_exp;
-    // Slot (tile - 1) * 2 + (1 if the move made a new max tile).
-    let slot_part = |slot: usize| successor_part(part, (slot / 2 + 1) as u8, slot % 2 == 1);
-    let planned: [Option<u32>; 4] = std::array::from_fn(|slot| groups(slot_part(slot)));
+    let planned = planned(part, groups);
     let counts = planned.map(|g| g.unwrap_or(1).max(1));
-    let after = afterstates_in_slices(game, &mover, states, slice);
-    let acc = successors_in_slices(&after, slice, counts, |batch| {
-        successors_of_batch(game, &mover, m, batch, counts)
+    let acc = successors_in_slices(after, slice, counts, |batch| {
+        successors_of_batch(game, orientation, &mover, part.max_exp, batch, counts)
     });
-    by_part(acc, &planned, slot_part)
+    by_part(acc, &planned, |slot| slot_part(part, slot))
 }
 
 /// The successors of afterstates `after`, `slice` afterstates at a time, by
@@ -100,7 +116,7 @@ fn enumerate_in_slices(
 /// keys by slot and group, unsorted and with repeats. Few large batches,
 /// one or two per thread, each fill buckets; each bucket (of all batches)
 /// is then sorted on its own and merged into the output.
-pub(crate) fn successors_in_slices(
+fn successors_in_slices(
     after: &[u64],
     slice: usize,
     counts: [u32; 4],
@@ -132,7 +148,7 @@ pub(crate) fn successors_in_slices(
 /// `slot_part(slot)`, and two slots can share a part (a 4 spawned beside a
 /// largest tile of 2). A slot with keys but no planned group count is an
 /// error.
-pub(crate) fn by_part(
+fn by_part(
     acc: [Vec<Vec<u64>>; 4],
     planned: &[Option<u32>; 4],
     slot_part: impl Fn(usize) -> PartId,
@@ -159,20 +175,21 @@ pub(crate) fn by_part(
     Ok(successors)
 }
 
-/// The requests of a chunk's distinct afterstates `after` (sorted), made
-/// from states whose largest exponent is `max_exp`: each afterstate goes to
-/// the group of each tile's part its spawns of that tile land in, for each
-/// tile `rule` spawns.
-fn file_requests(
+/// The requests of a chunk's distinct afterstates `after` (sorted, made
+/// from states in `part`): each afterstate goes to the group of each tile's
+/// part its spawns of that tile land in, for each tile the game spawns;
+/// `groups` gives each part's group count.
+pub(crate) fn file_requests(
+    game: &Game,
+    part: PartId,
     after: &[u64],
-    max_exp: u8,
-    rule: &SpawnRule,
-    planned: &[Option<u32>; 4],
-    slot_part: impl Fn(usize) -> PartId,
+    groups: impl Fn(PartId) -> Option<u32>,
 ) -> Result<GroupedKeys, UnplannedPart> {
+    let planned = planned(part, groups);
+    let (slot_part, rule) = (|slot: usize| slot_part(part, slot), game.spawn_rule());
     let mut out: [Vec<Vec<u64>>; 4] = planned.map(|g| vec![Vec::new(); g.unwrap_or(1) as usize]);
     for &a in after {
-        let grew = has_exponent(a, max_exp + 1) as usize;
+        let grew = has_exponent(a, part.max_exp + 1) as usize;
         for tile in rule.tiles() {
             let slot = (tile as usize - 1) * 2 + grew;
             let Some(groups) = planned[slot] else {
@@ -247,19 +264,32 @@ pub fn afterstates(game: &Game, mover: &Mover, states: &[u64]) -> Vec<u64> {
 }
 
 fn afterstates_in_slices(game: &Game, mover: &Mover, states: &[u64], slice: usize) -> Vec<u64> {
-    let shape = game.shape;
+    distinct_afterstates(states, slice, |_, s, out| {
+        for t in mover.apply_all(s) {
+            if t != s && !has_exponent(t, game.target_exp) {
+                out.push(canonical(t, game.shape));
+            }
+        }
+    })
+}
+
+/// The distinct afterstates that `made(i, states[i], out)` pushes onto
+/// `out` for each state, sorted; `slice` states at a time.
+pub(crate) fn distinct_afterstates(
+    states: &[u64],
+    slice: usize,
+    made: impl Fn(usize, u64, &mut Vec<u64>) + Sync,
+) -> Vec<u64> {
     let mut acc = Vec::new();
-    for slice in states.chunks(slice) {
-        let mut after: Vec<u64> = slice
+    for (k, some) in states.chunks(slice).enumerate() {
+        let first = k * slice;
+        let mut after: Vec<u64> = some
             .par_chunks(BATCH)
-            .flat_map_iter(|batch| {
+            .enumerate()
+            .flat_map_iter(|(b, batch)| {
                 let mut out = Vec::with_capacity(4 * batch.len());
-                for &s in batch {
-                    for t in mover.apply_all(s) {
-                        if t != s && !has_exponent(t, game.target_exp) {
-                            out.push(canonical(t, shape));
-                        }
-                    }
+                for (j, &s) in batch.iter().enumerate() {
+                    made(first + b * BATCH + j, s, &mut out);
                 }
                 out
             })
@@ -271,13 +301,14 @@ fn afterstates_in_slices(game: &Game, mover: &Mover, states: &[u64], slice: usiz
     acc
 }
 
-/// The canonical non-terminal successors of `afterstates` (canonical, not
-/// won, made from states whose largest exponent is `max_exp`) in slot
-/// `(tile - 1) * 2 + grew` (the spawned tile's exponent, and whether the move
-/// made a new largest tile) and hash group (of `groups[slot]`), unsorted and
-/// with repeats.
+/// The non-terminal successors, keyed by `orientation`, of `afterstates`
+/// (keyed alike, not won, made from states whose largest exponent is
+/// `max_exp`) in slot `(tile - 1) * 2 + grew` (the spawned tile's exponent,
+/// and whether the move made a new largest tile) and hash group (of
+/// `groups[slot]`), unsorted and with repeats.
 fn successors_of_batch(
     game: &Game,
+    orientation: Orientation,
     mover: &Mover,
     max_exp: u8,
     afterstates: &[u64],
@@ -302,7 +333,7 @@ fn successors_of_batch(
         });
         // A spawn that fills the board may leave no move: lost, absorbing,
         // not stored.
-        for_each_spawn(t, shape, tables, |two, four| {
+        for_each_spawn_in(orientation, t, shape, tables, |two, four| {
             if two_spawns && recent.fresh(two) && !(full_after && mover.is_lost(two)) {
                 out[grew][twos].push(two);
             }
@@ -322,12 +353,12 @@ const RECENT_SLOTS: usize = 1 << 15;
 /// they reach a bucket. (Repeats far apart in the chunk are left to the
 /// sort.) A key it forgets is
 /// emitted again and removed by the sort: it only ever drops true repeats.
-pub(crate) struct RecentFilter {
+struct RecentFilter {
     slots: Box<[u64; RECENT_SLOTS]>,
 }
 
 impl RecentFilter {
-    pub(crate) fn new() -> RecentFilter {
+    fn new() -> RecentFilter {
         RecentFilter {
             // Key 0 (the empty board) is never a successor: free slots.
             slots: vec![0u64; RECENT_SLOTS].try_into().unwrap(),
@@ -336,7 +367,7 @@ impl RecentFilter {
 
     /// True unless `key` is in the filter; remembers it either way.
     #[inline(always)]
-    pub(crate) fn fresh(&mut self, key: u64) -> bool {
+    fn fresh(&mut self, key: u64) -> bool {
         let i = (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - RECENT_SLOTS.trailing_zeros()))
             as usize;
         let slot = &mut self.slots[i];

@@ -12,8 +12,9 @@ use rayon::prelude::*;
 use super::batch::BATCH;
 use super::error::SolveError;
 use crate::kernel::value_table::ValueTable;
+use crate::rules::canonical::Orientation;
 use crate::rules::moves::Mover;
-use crate::rules::spawn::{empty_bits, for_each_spawn_of};
+use crate::rules::spawn::{empty_bits, for_each_spawn_of_in};
 use crate::{Game, Shape};
 
 /// The spawns of one tile of an afterstate, gathered before any is looked up.
@@ -23,20 +24,21 @@ pub struct Spawned {
     afterstate: u64,
     /// Its empty cells.
     cells: usize,
-    /// The canonical board made by the tile in each empty cell, in cell order.
+    /// The board made by the tile in each empty cell, in cell order.
     keys: [u64; 16],
 }
 
 impl Spawned {
-    /// The spawns of exponent `tile` on afterstate `a`.
+    /// The spawns of exponent `tile` on afterstate `a`, keyed by
+    /// `orientation`.
     #[inline]
-    pub fn new(shape: Shape, mover: &Mover, a: u64, tile: u8) -> Spawned {
+    pub fn new(orientation: Orientation, shape: Shape, mover: &Mover, a: u64, tile: u8) -> Spawned {
         let mut me = Spawned {
             afterstate: a,
             cells: 0,
             keys: [0; 16],
         };
-        for_each_spawn_of(a, shape, mover.cell_images(), tile, |key| {
+        for_each_spawn_of_in(orientation, a, shape, mover.cell_images(), tile, |key| {
             me.keys[me.cells] = key;
             me.cells += 1;
         });
@@ -70,13 +72,14 @@ impl Spawned {
     }
 }
 
-/// For each afterstate of `afterstates` (canonical, not won, tile sum `sum`),
-/// the sum over its empty cells of the values of its spawns of exponent
-/// `tile` ([`Spawned::sum`]); `table` holds the values of the group they land
-/// in. A spawn that can move but is not in `table` is an error: the inputs
-/// are incomplete or damaged.
+/// For each afterstate of `afterstates` (keyed by `orientation`, not won,
+/// tile sum `sum`), the sum over its empty cells of the values of its spawns
+/// of exponent `tile` ([`Spawned::sum`]); `table` holds the values of the
+/// group they land in, keyed alike. A spawn that can move but is not in
+/// `table` is an error: the inputs are incomplete or damaged.
 pub fn gather(
     game: &Game,
+    orientation: Orientation,
     sum: u32,
     tile: u8,
     afterstates: &[u64],
@@ -91,7 +94,7 @@ pub fn gather(
             // Software pipeline: gather and prefetch the spawns of the next
             // afterstate while the current one's lookups complete.
             let spawned = |a: u64| {
-                let s = Spawned::new(shape, &mover, a, tile);
+                let s = Spawned::new(orientation, shape, &mover, a, tile);
                 for &key in s.boards() {
                     table.prefetch(key);
                 }
@@ -158,7 +161,7 @@ mod tests {
             let after = afterstates(&game, &mover, &layer(sum));
             for tile in 1..=2u8 {
                 let t = table(sum + (1 << tile));
-                let sums = gather(&game, sum, tile, &after, &t).unwrap();
+                let sums = gather(&game, Orientation::Canonical, sum, tile, &after, &t).unwrap();
                 for (&a, &got) in after.iter().zip(&sums) {
                     let mut want = 0.0;
                     for (board, _) in crate::rules::slow::spawns(a, crate::Shape::square(3), 0.1) {
@@ -175,7 +178,15 @@ mod tests {
         }
         assert!(checked > 1000, "{checked}");
         let after = afterstates(&game, &mover, &layer(30));
-        let err = gather(&game, 30, 1, &after, &ValueTable::with_capacity(1)).unwrap_err();
+        let err = gather(
+            &game,
+            Orientation::Canonical,
+            30,
+            1,
+            &after,
+            &ValueTable::with_capacity(1),
+        )
+        .unwrap_err();
         assert!(matches!(err, SolveError::Missing { sum: 32, .. }), "{err}");
     }
 }

@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use crate::kernel::value_table::ValueTable;
 use crate::kernel::{self, SpawnSums};
+use crate::rules::canonical::Orientation;
 use crate::rules::moves::Mover;
 use crate::rules::spawn::Starts;
 use crate::space::ids::PartId;
@@ -79,7 +80,7 @@ pub fn solve(game: &Game) -> Solved {
                     return vec![0.0; after.len()];
                 }
                 let t = tables.get(&(sum + (1 << tile))).unwrap_or(&empty);
-                kernel::gather(game, sum, tile, &after, t)
+                kernel::gather(game, Orientation::Canonical, sum, tile, &after, t)
                     .expect("a whole game's layers are complete")
             };
             let sums = SpawnSums {

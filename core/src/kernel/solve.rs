@@ -8,7 +8,7 @@ use super::batch::BATCH;
 use super::error::SolveError;
 use super::gather::{empty_cells, Spawned};
 use crate::kernel::value_table::ValueTable;
-use crate::rules::canonical::canonical;
+use crate::rules::canonical::{canonical, Orientation};
 use crate::rules::direction::Direction;
 use crate::rules::moves::{has_exponent, Mover};
 use crate::rules::spawn::SpawnRule;
@@ -250,7 +250,8 @@ pub fn action_values<E>(
         } else {
             let a = canonical(t, shape);
             let mut sum = |tile: u8| match rule.spawns(tile) {
-                true => Spawned::new(shape, mover, a, tile).sum(mover, &mut value),
+                true => Spawned::new(Orientation::Canonical, shape, mover, a, tile)
+                    .sum(mover, &mut value),
                 false => Ok(0.0),
             };
             let (twos, fours) = (sum(1)?, sum(2)?);
@@ -375,8 +376,8 @@ mod tests {
             let (plus2, plus4) = (table(sum + 2), table(sum + 4));
             let after = afterstates(&game, &mover, &states);
             let sums = SpawnSums {
-                twos: gather(&game, sum, 1, &after, &plus2).unwrap(),
-                fours: gather(&game, sum, 2, &after, &plus4).unwrap(),
+                twos: gather(&game, Orientation::Canonical, sum, 1, &after, &plus2).unwrap(),
+                fours: gather(&game, Orientation::Canonical, sum, 2, &after, &plus4).unwrap(),
                 afterstates: after,
             };
             let (values, actions) = solve(&game, &states, &sums).unwrap();

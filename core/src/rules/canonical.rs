@@ -100,6 +100,17 @@ pub fn canonical(x: u64, shape: Shape) -> u64 {
     a.min(b)
 }
 
+/// How boards are keyed: by canonical form (a solve: one key for a board's
+/// images) or as they lie (an evaluation: a player need not play alike on
+/// the images of a board).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Orientation {
+    /// Canonical forms ([`canonical`]).
+    Canonical,
+    /// Boards as they lie.
+    AsTheyLie,
+}
+
 /// The canonical form together with the first symmetry `g` that produces it
 /// (`image(x, shape, g) == canonical(x, shape)`; `g < shape.symmetries()`).
 pub fn canonical_with_symmetry(x: u64, shape: Shape) -> (u64, usize) {

@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 
 use crate::rules::board::{occupied_bits, LOW_BITS};
-use crate::rules::canonical::{canonical, images};
+use crate::rules::canonical::{canonical, images, Orientation};
 use crate::rules::shape::Shape;
 
 /// The spawn rule: a spawned tile is a 4 (exponent 2) with probability
@@ -126,6 +126,52 @@ pub fn for_each_spawn(
         }
         f(two, four);
         empties &= empties - 1;
+    }
+}
+
+/// [`for_each_spawn`] with the boards keyed by `orientation`: canonical, or
+/// as they lie.
+#[inline(always)]
+pub fn for_each_spawn_in(
+    orientation: Orientation,
+    t: u64,
+    shape: Shape,
+    cell_images: &[[u8; 16]; 8],
+    mut f: impl FnMut(u64, u64),
+) {
+    match orientation {
+        Orientation::Canonical => for_each_spawn(t, shape, cell_images, f),
+        Orientation::AsTheyLie => {
+            let mut empties = empty_bits(t, shape);
+            while empties != 0 {
+                let bit = empties & empties.wrapping_neg();
+                f(t | bit, t | (bit << 1));
+                empties &= empties - 1;
+            }
+        }
+    }
+}
+
+/// [`for_each_spawn_of`] with the boards keyed by `orientation`.
+#[inline(always)]
+pub fn for_each_spawn_of_in(
+    orientation: Orientation,
+    t: u64,
+    shape: Shape,
+    cell_images: &[[u8; 16]; 8],
+    tile: u8,
+    mut f: impl FnMut(u64),
+) {
+    match orientation {
+        Orientation::Canonical => for_each_spawn_of(t, shape, cell_images, tile, f),
+        Orientation::AsTheyLie => {
+            let mut empties = empty_bits(t, shape);
+            while empties != 0 {
+                let bit = empties & empties.wrapping_neg();
+                f(t | (bit * tile as u64));
+                empties &= empties - 1;
+            }
+        }
     }
 }
 
@@ -254,11 +300,19 @@ mod tests {
                     fast.push(two);
                     fast.push(four);
                 });
-                let slow: Vec<u64> = slow::spawns(t, shape, 0.1)
-                    .into_iter()
-                    .map(|(b, _)| slow::canonical(b, shape))
+                let slow_spawns = slow::spawns(t, shape, 0.1);
+                let slow: Vec<u64> = slow_spawns
+                    .iter()
+                    .map(|&(b, _)| slow::canonical(b, shape))
                     .collect();
                 assert_eq!(fast, slow, "{shape} t={t:#x}");
+                let mut lying = Vec::new();
+                for_each_spawn_in(Orientation::AsTheyLie, t, shape, cells, |two, four| {
+                    lying.push(two);
+                    lying.push(four);
+                });
+                let slow: Vec<u64> = slow_spawns.iter().map(|&(b, _)| b).collect();
+                assert_eq!(lying, slow, "{shape} t={t:#x} as it lies");
             }
         }
     }
@@ -271,17 +325,19 @@ mod tests {
             for _ in 0..2000 {
                 seed = crate::space::ids::mix(seed);
                 let t = seed & shape.block_mask() & 0x3333_3333_3333_3333;
-                let (mut twos, mut fours) = (Vec::new(), Vec::new());
-                for_each_spawn(t, shape, cells, |a, b| {
-                    twos.push(a);
-                    fours.push(b);
-                });
-                let mut only = Vec::new();
-                for_each_spawn_of(t, shape, cells, 1, |a| only.push(a));
-                assert_eq!(only, twos);
-                only.clear();
-                for_each_spawn_of(t, shape, cells, 2, |b| only.push(b));
-                assert_eq!(only, fours);
+                for o in [Orientation::Canonical, Orientation::AsTheyLie] {
+                    let (mut twos, mut fours) = (Vec::new(), Vec::new());
+                    for_each_spawn_in(o, t, shape, cells, |a, b| {
+                        twos.push(a);
+                        fours.push(b);
+                    });
+                    let mut only = Vec::new();
+                    for_each_spawn_of_in(o, t, shape, cells, 1, |a| only.push(a));
+                    assert_eq!(only, twos);
+                    only.clear();
+                    for_each_spawn_of_in(o, t, shape, cells, 2, |b| only.push(b));
+                    assert_eq!(only, fours);
+                }
             }
         }
     }

@@ -9,28 +9,30 @@ use solve2048_core::kernel::{self, Answer, SpawnSums};
 use solve2048_core::space::parts::part_of;
 use solve2048_core::task::evaluation::ChunkEvaluation;
 use solve2048_core::task::{result_digest, ChunkRef, ResponseRef, SolvedRef, TaskOutput};
-use solve2048_store::layout;
+use solve2048_store::{layout, Store};
 
 use super::error::WorkerError;
 use super::run::Run;
 use super::slice::Slice;
 
 impl Run<'_> {
-    /// The values of the states of `chunks` in `slice`, in one table.
+    /// The values of the states of `chunks` of `store` (the job's, or an
+    /// evaluation's solved store) in `slice`, in one table.
     pub(super) async fn table_of(
         &self,
+        store: &Store,
         chunks: &[SolvedRef],
         slice: Slice,
     ) -> Result<ValueTable, WorkerError> {
         if slice.of > 1 {
-            return self.slice_table(chunks, slice).await;
+            return self.slice_table(store, chunks, slice).await;
         }
         let total: u64 = chunks.iter().map(|c| c.chunk.count).sum();
         let table = std::sync::Arc::new(ValueTable::with_capacity(total as usize));
         // A Vec of futures, not a lazy map (see `merge`).
         let mut reads = Vec::with_capacity(chunks.len());
         for c in chunks {
-            reads.push(self.read_solved(*c));
+            reads.push(self.read_solved(store, *c));
         }
         // Insert each chunk as it arrives: besides the table, only the chunks
         // in flight are held.
@@ -47,13 +49,14 @@ impl Run<'_> {
     /// filtered as it arrives, then the table is sized to what was kept.
     async fn slice_table(
         &self,
+        store: &Store,
         chunks: &[SolvedRef],
         slice: Slice,
     ) -> Result<ValueTable, WorkerError> {
         let n = self.job.game.shape;
         let mut reads = Vec::with_capacity(chunks.len());
         for c in chunks {
-            reads.push(self.read_solved(*c));
+            reads.push(self.read_solved(store, *c));
         }
         let mut pieces = futures::stream::iter(reads).buffered(LOAD_IN_FLIGHT);
         let (mut states, mut values) = (Vec::new(), Vec::new());
@@ -72,10 +75,17 @@ impl Run<'_> {
         .await
     }
 
-    async fn read_solved(&self, c: SolvedRef) -> Result<(Vec<u64>, Vec<f64>), WorkerError> {
-        let states = self.read_states(&c.chunk).await?;
-        let h = self.header(ChunkKind::Values, c.chunk.id, c.chunk.count);
-        let values = self.store.read_values(&layout::values_of(&c), &h).await?;
+    /// A solved chunk of `store`: its states and values.
+    pub(super) async fn read_solved(
+        &self,
+        store: &Store,
+        c: SolvedRef,
+    ) -> Result<(Vec<u64>, Vec<f64>), WorkerError> {
+        let (id, count) = (c.chunk.id, c.chunk.count);
+        let h = self.header(ChunkKind::States, id, count);
+        let states = store.read_keys(&layout::states_of(&c.chunk), &h).await?;
+        let h = self.header(ChunkKind::Values, id, count);
+        let values = store.read_values(&layout::values_of(&c), &h).await?;
         Ok((states, values))
     }
 
@@ -180,7 +190,7 @@ impl Run<'_> {
             })
             .copied()
             .collect();
-        let table = self.table_of(&wanted, Slice::WHOLE).await?;
+        let table = self.table_of(&self.store, &wanted, Slice::WHOLE).await?;
         let mut missing = None;
         let v = starts.expect(|s| {
             table.get(s).unwrap_or_else(|| {

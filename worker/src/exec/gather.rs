@@ -8,10 +8,9 @@ use std::sync::Arc;
 
 use futures::{StreamExt, TryStreamExt};
 use solve2048_core::formats::chunk::{self, ChunkHeader, ChunkKind, FormatError};
-use solve2048_core::kernel::evaluate::gather_as_they_lie;
 use solve2048_core::kernel::value_table::ValueTable;
 use solve2048_core::kernel::{self, SolveError};
-use solve2048_core::rules::canonical::canonical;
+use solve2048_core::rules::canonical::{canonical, Orientation};
 use solve2048_core::space::ids::{ChunkId, PartId};
 use solve2048_core::task::{GatherGroup, GatherPiece, RequestRef, ResponseRef, TaskOutput};
 use solve2048_core::Game;
@@ -39,11 +38,9 @@ enum Unanswered {
 /// a group's values.
 #[derive(Clone)]
 enum Sums {
-    /// The layer's values, keyed as the afterstates are (a solve: both
-    /// canonical).
-    Layer(Arc<ValueTable>),
-    /// The player's values of boards as they lie (an evaluation).
-    Player(Arc<ValueTable>),
+    /// The group's own values, keyed as the afterstates are: canonical (a
+    /// solve) or as they lie (an evaluation: the player's values).
+    Own(Arc<ValueTable>, Orientation),
     /// The solved store's optimal values, keyed by canonical board, for
     /// afterstates as they lie (an evaluation's reference responses).
     Optimal(Arc<ValueTable>),
@@ -59,12 +56,11 @@ impl Sums {
         afterstates: &[u64],
     ) -> Result<Vec<f64>, SolveError> {
         match self {
-            Sums::Layer(t) => kernel::gather(game, sum, tile, afterstates, t),
-            Sums::Player(t) => gather_as_they_lie(game, sum, tile, afterstates, t),
+            Sums::Own(t, keys) => kernel::gather(game, *keys, sum, tile, afterstates, t),
             Sums::Optimal(t) => {
                 let n = game.shape;
                 let canon: Vec<u64> = afterstates.iter().map(|&a| canonical(a, n)).collect();
-                kernel::gather(game, sum, tile, &canon, t)
+                kernel::gather(game, Orientation::Canonical, sum, tile, &canon, t)
             }
         }
     }
@@ -191,12 +187,15 @@ impl Run<'_> {
                 r.object
             )));
         }
-        let own = Arc::new(self.table_of(&g.chunks, slice).await?);
+        let own = Arc::new(self.table_of(&self.store, &g.chunks, slice).await?);
         let sums = match &self.evaluator {
-            None => vec![Sums::Layer(own)],
+            None => vec![Sums::Own(own, Orientation::Canonical)],
             Some(e) => {
-                let optimal = self.optimal_table(e, &g.reference, slice).await?;
-                vec![Sums::Player(own), Sums::Optimal(Arc::new(optimal))]
+                let optimal = self.table_of(&e.reference, &g.reference, slice).await?;
+                vec![
+                    Sums::Own(own, Orientation::AsTheyLie),
+                    Sums::Optimal(Arc::new(optimal)),
+                ]
             }
         };
         let references: Vec<bool> = sums.iter().map(Sums::reference).collect();

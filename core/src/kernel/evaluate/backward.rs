@@ -1,68 +1,21 @@
-//! The backward pass of an evaluation: spawn sums over boards as they lie
-//! ([`gather_as_they_lie`]), and each board's value as the expectation over
-//! the player's moves, beside the optimal value of those moves and what
-//! they give up ([`solve_under`]).
+//! The backward pass of an evaluation (its gathers are the solve's, keyed
+//! as the boards lie): each board's value as the expectation over the
+//! player's moves, beside the optimal value of those moves and what they
+//! give up ([`solve_under`]).
 
 use rayon::prelude::*;
 
 use super::check::same_length;
 use super::error::EvaluateError;
 use super::moves::Moves;
-use super::spawns::for_each_spawn_as_it_lies;
 use crate::kernel::batch::BATCH;
 use crate::kernel::error::SolveError;
 use crate::kernel::gather::empty_cells;
 use crate::kernel::solve::{afterstate_value, SpawnSums};
-use crate::kernel::value_table::ValueTable;
 use crate::rules::direction::Direction;
 use crate::rules::moves::{has_exponent, Mover};
-use crate::rules::spawn::empty_bits;
 use crate::task::evaluation::{keep_worst, ChunkEvaluation, WorstState, WORST_STATES};
 use crate::Game;
-
-/// For each afterstate of `afterstates` (as they lie, not won, tile sum
-/// `sum`), the sum over its empty cells, in cell order, of the values in
-/// `table` of the boards a tile of exponent `tile` makes there, as they lie
-/// (0 for a lost one). A board that can move but is not in `table` is an
-/// error: the inputs are incomplete or damaged.
-pub fn gather_as_they_lie(
-    game: &Game,
-    sum: u32,
-    tile: u8,
-    afterstates: &[u64],
-    table: &ValueTable,
-) -> Result<Vec<f64>, SolveError> {
-    let shape = game.shape;
-    let mover = Mover::new(shape);
-    let state_sum = sum + (1u32 << tile);
-    let sums: Vec<Result<f64, SolveError>> = afterstates
-        .par_chunks(BATCH)
-        .flat_map_iter(|batch| {
-            batch.iter().map(|&a| {
-                let full_after = empty_bits(a, shape).count_ones() == 1;
-                let mut acc = 0.0f64;
-                let mut missing = None;
-                for_each_spawn_as_it_lies(a, shape, tile, |key| {
-                    if !(full_after && mover.is_lost(key)) {
-                        match table.get(key) {
-                            Some(v) => acc += v,
-                            None => missing = missing.or(Some(key)),
-                        }
-                    }
-                });
-                match missing {
-                    None => Ok(acc),
-                    Some(state) => Err(SolveError::Missing {
-                        state,
-                        from: a,
-                        sum: state_sum,
-                    }),
-                }
-            })
-        })
-        .collect();
-    sums.into_iter().collect()
-}
 
 /// The optimal side of a chunk of an evaluation, from the solved store.
 pub struct Optimal<'a> {

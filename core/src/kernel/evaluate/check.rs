@@ -1,6 +1,8 @@
 //! Checks of an evaluation kernel's inputs: a player's moves on a board
 //! ([`check_moves`]) and the lengths of inputs given per board.
 
+use rayon::prelude::*;
+
 use super::error::EvaluateError;
 use super::moves::Moves;
 use crate::rules::direction::Direction;
@@ -35,6 +37,20 @@ pub fn check_moves(mover: &Mover, s: u64, moves: &Moves) -> Result<(), EvaluateE
         return Err(not());
     }
     Ok(())
+}
+
+/// Check the moves on every board of `states` ([`check_moves`]): the first
+/// board in order whose moves are wrong is named.
+pub(crate) fn check_all(
+    mover: &Mover,
+    states: &[u64],
+    moves: &[Moves],
+) -> Result<(), EvaluateError> {
+    let wrong = |(&s, p): (&u64, &Moves)| check_moves(mover, s, p).is_err();
+    match states.par_iter().zip(moves).position_first(wrong) {
+        Some(i) => check_moves(mover, states[i], &moves[i]),
+        None => Ok(()),
+    }
 }
 
 /// Check that `found` entries were given for `expected` boards.

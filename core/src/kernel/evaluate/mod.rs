@@ -4,9 +4,10 @@
 //! - [`forward`]: how likely the player is to reach each board of a chunk
 //!   ([`Reach`]), and the chunk's successors, requests and pushes under the
 //!   player's moves ([`enumerate_under`]).
-//! - [`backward`]: spawn sums over boards as they lie
-//!   ([`gather_as_they_lie`]), and each board's value under the player with
-//!   its loss against the optimal values ([`solve_under`]).
+//! - [`backward`]: each board's value under the player with its loss
+//!   against the optimal values ([`solve_under`]); the gathers are the
+//!   solve's ([`crate::kernel::gather`]), keyed as the boards lie
+//!   ([`crate::rules::canonical::Orientation`]).
 //!
 //! A player's moves come in as numbers ([`Moves`]), one distribution per
 //! board: the core knows no player, and a caller can compute them however
@@ -17,14 +18,12 @@ mod check;
 mod error;
 pub mod forward;
 mod moves;
-mod spawns;
 
-pub use backward::{gather_as_they_lie, solve_under, Optimal, Valued};
+pub use backward::{solve_under, Optimal, Valued};
 pub use check::check_moves;
 pub use error::EvaluateError;
 pub use forward::{enumerate_under, Followed, GroupedMasses, Reach};
 pub use moves::Moves;
-pub use spawns::for_each_spawn_as_it_lies;
 
 #[cfg(test)]
 mod tests;

@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, HashMap};
 use super::*;
 use crate::kernel::value_table::ValueTable;
 use crate::kernel::{action_values, best_action, gather, SpawnSums};
-use crate::rules::canonical::canonical;
+use crate::rules::canonical::{canonical, Orientation};
 use crate::rules::direction::Direction;
 use crate::rules::moves::Mover;
 use crate::rules::spawn::Starts;
@@ -137,9 +137,9 @@ fn evaluate(game: &Game, play: Play) -> Evaluated {
         for (p, keys) in requests {
             let tile = ((p.sum - part.sum) / 2) as u8;
             let (player, opt) = tables.get(p).unwrap_or(&empty);
-            let got = gather_as_they_lie(game, part.sum, tile, keys, player).unwrap();
+            let got = gather(game, Orientation::AsTheyLie, part.sum, tile, keys, player).unwrap();
             let c: Vec<u64> = keys.iter().map(|&k| canonical(k, n)).collect();
-            let want = gather(game, part.sum, tile, &c, opt).unwrap();
+            let want = gather(game, Orientation::Canonical, part.sum, tile, &c, opt).unwrap();
             for (i, &k) in keys.iter().enumerate() {
                 mine.push((k, tile, got[i]));
                 best_sums.push((k, tile, want[i]));

@@ -1,46 +1,20 @@
-//! The backward tasks of an evaluation that differ from the solve's: the
-//! optimal values a gather answers with beside the player's, and solves
+//! The backward task of an evaluation that differs from the solve's: solves
 //! that value each board as the expectation over the player's moves beside
-//! what those moves give up.
+//! what those moves give up (its gathers answer with the solved store's
+//! values beside the player's: [`super::super::gather`]).
 
 use std::sync::Arc;
 
 use solve2048_core::kernel::evaluate::{solve_under, Optimal};
-use solve2048_core::kernel::value_table::ValueTable;
 use solve2048_core::kernel::SpawnSums;
 use solve2048_core::task::{result_digest, ChunkRef, PushRef, ResponseRef, SolvedRef, TaskOutput};
 
 use super::super::backward::different;
 use super::super::error::WorkerError;
 use super::super::run::Run;
-use super::super::slice::Slice;
 use super::evaluator::Evaluator;
 
 impl Run<'_> {
-    /// The optimal values of the solved store's `chunks` (one group's) in
-    /// `slice`, in one table keyed by canonical state.
-    pub(in crate::exec) async fn optimal_table(
-        &self,
-        e: &Evaluator,
-        chunks: &[SolvedRef],
-        slice: Slice,
-    ) -> Result<ValueTable, WorkerError> {
-        let group = self.read_group(e, chunks).await?;
-        let n = self.job.game.shape;
-        self.blocking(move || {
-            let pairs = group
-                .states
-                .iter()
-                .copied()
-                .zip(group.values.iter().copied());
-            let (keys, values) = slice.keep(n, pairs);
-            let table = ValueTable::with_capacity(keys.len());
-            table.insert_many(&keys, &values);
-            table
-        })
-        .await
-    }
-
     /// One chunk's values under the player, and what its boards cost the
     /// player against optimal play.
     pub(in crate::exec) async fn solve_under(

@@ -38,13 +38,7 @@ impl Run<'_> {
         let mut group = Group::default();
         for c in chunks {
             let (id, count) = (c.chunk.id, c.chunk.count);
-            let states = e
-                .reference
-                .read_keys(
-                    &layout::states_of(&c.chunk),
-                    &self.header(ChunkKind::States, id, count),
-                )
-                .await?;
+            let (states, values) = self.read_solved(&e.reference, *c).await?;
             if group
                 .states
                 .last()
@@ -52,13 +46,6 @@ impl Run<'_> {
             {
                 return Err(self.invalid(format!("reference chunk {id} is out of key order")));
             }
-            let values = e
-                .reference
-                .read_values(
-                    &layout::values_of(c),
-                    &self.header(ChunkKind::Values, id, count),
-                )
-                .await?;
             let policy = e
                 .reference
                 .read_policy(
