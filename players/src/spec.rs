@@ -205,10 +205,10 @@ impl PlayerSpec {
         weights: Option<&[u8]>,
     ) -> Result<Option<PlayerFactory>, PlayerError> {
         match self {
-            PlayerSpec::Optimal => Ok(None),
-            PlayerSpec::MonteCarlo { .. } => Err(PlayerError::Samples {
+            _ if !self.is_exact() => Err(PlayerError::Samples {
                 player: self.to_string(),
             }),
+            PlayerSpec::Optimal => Ok(None),
             PlayerSpec::NTuple { path } => {
                 let net = match weights {
                     Some(bytes) => Network::from_bytes(bytes, path)?,
@@ -284,6 +284,42 @@ pub fn parse(spec: &str, shape: Shape, rule: &SpawnRule, seed: u64) -> Result<Pa
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn exact_players_are_built_once_and_samplers_refused() {
+        let (shape, rule) = (Shape::square(4), SpawnRule::standard());
+        assert!(PlayerSpec::Optimal
+            .exact(shape, &rule, None)
+            .unwrap()
+            .is_none());
+        let mc = PlayerSpec::parse("mc:7").unwrap().exact(shape, &rule, None);
+        assert!(matches!(mc, Err(PlayerError::Samples { .. })));
+        let greedy = PlayerSpec::Greedy
+            .exact(shape, &rule, None)
+            .unwrap()
+            .unwrap();
+        let moves = greedy().distribution(0x11).unwrap();
+        assert_eq!(moves.iter().map(|m| m.1).sum::<f64>(), 1.0, "{moves:?}");
+        let file = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/networks/4x4-rows-squares.weights"
+        );
+        let ntuple = PlayerSpec::parse(&format!("ntuple:{file}")).unwrap();
+        let bytes = std::fs::read(file).unwrap();
+        let net = ntuple.exact(shape, &rule, Some(&bytes)).unwrap().unwrap();
+        assert_eq!(net().distribution(0x11).unwrap().len(), 1);
+        let other = ntuple.exact(Shape::square(3), &rule, Some(&bytes));
+        assert!(matches!(
+            other,
+            Err(PlayerError::WeightsForOtherBoard {
+                file_n: 4,
+                n: 3,
+                ..
+            })
+        ));
+        let junk = ntuple.exact(shape, &rule, Some(b"junk"));
+        assert!(matches!(junk, Err(PlayerError::WeightsDamaged { .. })));
+    }
 
     #[test]
     fn specs_round_trip() {
