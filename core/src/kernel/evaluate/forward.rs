@@ -152,9 +152,19 @@ pub fn enumerate_under(
     let requests = file_requests(game, part, &after, &groups)?;
     let successors = successors(game, Orientation::AsTheyLie, part, &after, &groups, SLICE)?;
     let mass = masses(game, &mover, states, moves, reach, &after);
+    // A group's keys are sorted, as `after` is: a cursor that gallops
+    // forward finds each one.
     let mass_of = |keys: &Vec<u64>| -> Vec<f64> {
-        let at = |k| after.binary_search(k).expect("a request is an afterstate");
-        keys.iter().map(|k| mass[at(k)]).collect()
+        let mut at = 0;
+        let mut find = |k: u64| {
+            let mut step = 1;
+            while after.get(at + step).is_some_and(|&a| a <= k) {
+                (at, step) = (at + step, step * 2);
+            }
+            at += after[at..(at + step).min(after.len())].partition_point(|&a| a < k);
+            mass[at]
+        };
+        keys.iter().map(|&k| find(k)).collect()
     };
     let masses = requests
         .iter()
