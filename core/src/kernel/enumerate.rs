@@ -219,7 +219,7 @@ pub(crate) fn file_requests(
 }
 
 /// Merge sorted, distinct `keys` into sorted, distinct `acc`.
-pub(crate) fn union_into(acc: &mut Vec<u64>, keys: Vec<u64>) {
+fn union_into(acc: &mut Vec<u64>, keys: Vec<u64>) {
     if keys.is_empty() {
         return;
     }
@@ -486,6 +486,21 @@ pub(crate) mod tests {
             }
             seen.sort_unstable();
             assert_eq!(seen, after, "tile {tile}");
+        }
+    }
+
+    /// Each state reaches the move rule with its own index, whatever the
+    /// slices (an evaluation reads the player's moves by it).
+    #[test]
+    fn distinct_afterstates_give_each_state_its_index() {
+        let states = sample_states();
+        let all: Vec<u64> = (0..states.len() as u64).collect();
+        for slice in [97, 1000, states.len()] {
+            let got = distinct_afterstates(&states, slice, |i, s, out| {
+                assert_eq!(states[i], s, "slice {slice}");
+                out.push(i as u64);
+            });
+            assert_eq!(got, all, "slice {slice}");
         }
     }
 
