@@ -130,32 +130,17 @@ pub fn empty_cells(a: u64, shape: Shape) -> u32 {
 mod tests {
     use super::*;
     use crate::kernel::afterstates;
+    use crate::kernel::slow_layers::SlowLayers;
 
     /// Every afterstate's sums against the slow solver's values, and a
     /// missing spawn named.
     #[test]
     fn sums_are_the_spawns_values() {
         let game = Game::new(3, 32, 1.0).unwrap();
-        let parts = crate::rules::slow::enumerate(&game);
-        let slow = crate::rules::slow::solve(&game);
+        let slow_game = SlowLayers::new(&game);
+        let slow = &slow_game.values;
         let mover = Mover::new(crate::Shape::square(3));
-        let layer = |sum: u32| -> Vec<u64> {
-            let mut v: Vec<u64> = parts
-                .iter()
-                .filter(|((s, _), _)| *s == sum)
-                .flat_map(|(_, states)| states.iter().copied())
-                .collect();
-            v.sort_unstable();
-            v
-        };
-        let table = |sum: u32| {
-            let states = layer(sum);
-            let t = ValueTable::with_capacity(states.len());
-            for s in states {
-                t.insert(s, slow[&s]);
-            }
-            t
-        };
+        let (layer, table) = (|s| slow_game.layer(s), |s| slow_game.table(s));
         let mut checked = 0;
         for sum in (10..50).step_by(2) {
             let after = afterstates(&game, &mover, &layer(sum));

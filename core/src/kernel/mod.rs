@@ -26,6 +26,8 @@ pub mod gather;
 pub mod huge_pages;
 pub mod in_memory;
 pub mod merge;
+#[cfg(test)]
+mod slow_layers;
 pub mod solve;
 pub mod value_table;
 

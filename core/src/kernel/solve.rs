@@ -278,6 +278,7 @@ pub fn best_action(q: &[Option<f64>; 4]) -> Option<(f64, Direction)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernel::slow_layers::SlowLayers;
     use crate::kernel::{afterstates, gather};
     use crate::rules::game::Objective;
 
@@ -347,26 +348,10 @@ mod tests {
     }
 
     fn values_of_one_game_match_the_slow_solver(game: Game) {
-        let parts = crate::rules::slow::enumerate(&game);
-        let slow = crate::rules::slow::solve(&game);
+        let slow_game = SlowLayers::new(&game);
+        let slow = &slow_game.values;
         let mover = Mover::new(crate::Shape::square(3));
-        let layer = |sum: u32| -> Vec<u64> {
-            let mut v: Vec<u64> = parts
-                .iter()
-                .filter(|((s, _), _)| *s == sum)
-                .flat_map(|(_, states)| states.iter().copied())
-                .collect();
-            v.sort_unstable();
-            v
-        };
-        let table = |sum: u32| {
-            let states = layer(sum);
-            let t = ValueTable::with_capacity(states.len());
-            for s in states {
-                t.insert(s, slow[&s]);
-            }
-            t
-        };
+        let (layer, table) = (|s| slow_game.layer(s), |s| slow_game.table(s));
         let mut compared = 0;
         for sum in (10..60).step_by(2) {
             let states = layer(sum);
