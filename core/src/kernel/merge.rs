@@ -1,6 +1,6 @@
 //! The merge kernel: sorted runs into one sorted, distinct list, read as it
-//! is merged; and the split of a large group's runs into key ranges that
-//! merge apart.
+//! is merged; the split of a large group's runs into key ranges that merge
+//! apart; and a cursor through sorted keys ([`seek`]).
 
 /// Merge sorted runs into one sorted, distinct list ([`Merged`], collected).
 pub fn merge<E, R>(runs: Vec<R>) -> Result<Vec<u64>, (usize, E)>
@@ -187,9 +187,38 @@ pub fn splitters(runs: &[(u64, &[u64])], pieces: usize) -> Vec<u64> {
     out
 }
 
+/// The first index from `from` on at which sorted `keys` holds `key` or a
+/// larger key: steps that double, then a binary search within the last, so
+/// a cursor that moves a little costs little (with a binary search over the
+/// rest, the function that answers requests took 14% of a profile of the
+/// backward pass of 4x4 to 32).
+pub fn seek(keys: &[u64], from: usize, key: u64) -> usize {
+    let (mut lo, mut step) = (from, 1);
+    while lo + step < keys.len() && keys[lo + step] < key {
+        lo += step;
+        step *= 2;
+    }
+    let hi = (lo + step).min(keys.len());
+    lo + keys[lo.min(hi)..hi].partition_point(|&u| u < key)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The galloping cursor finds what a binary search over the rest finds,
+    /// from every start and for keys below, between, on and above the keys.
+    #[test]
+    fn seek_is_a_binary_search_of_the_rest() {
+        let keys: Vec<u64> = (0..300u64).map(|i| 3 * i).collect();
+        for from in [0usize, 1, 5, 64, 299, 300] {
+            for key in 0..950u64 {
+                let want = from + keys[from..].partition_point(|&u| u < key);
+                assert_eq!(seek(&keys, from, key), want, "from {from} key {key}");
+            }
+        }
+        assert_eq!(seek(&[], 0, 5), 0);
+    }
 
     fn runs(runs: Vec<Vec<u64>>) -> Vec<impl Iterator<Item = Result<u64, String>>> {
         runs.into_iter().map(|r| r.into_iter().map(Ok)).collect()

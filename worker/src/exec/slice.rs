@@ -2,7 +2,7 @@
 //! request's afterstates among those it answers.
 
 use solve2048_core::formats::chunk::{self, ChunkHeader, FormatError};
-use solve2048_core::kernel;
+use solve2048_core::kernel::{self, seek};
 use solve2048_core::space::ids::SliceMemo;
 use solve2048_core::task::GatherPiece;
 use solve2048_core::Shape;
@@ -29,21 +29,6 @@ pub(super) fn in_union<'a>(
             }
         }),
     )
-}
-
-/// The first index from `from` on at which sorted `keys` holds `key` or a
-/// larger key: steps that double, then a binary search within the last, so
-/// a cursor that moves a little costs little (with a binary search over the
-/// rest, the function that answers requests took 14% of a profile of the
-/// backward pass of 4x4 to 32).
-fn seek(keys: &[u64], from: usize, key: u64) -> usize {
-    let (mut lo, mut step) = (from, 1);
-    while lo + step < keys.len() && keys[lo + step] < key {
-        lo += step;
-        step *= 2;
-    }
-    let hi = (lo + step).min(keys.len());
-    lo + keys[lo.min(hi)..hi].partition_point(|&u| u < key)
 }
 
 /// The slice of a group a gather task takes ([`solve2048_core::space::ids::slice_of`]):
@@ -123,24 +108,5 @@ impl Run<'_> {
             }),
             None => Ok(Slice::WHOLE),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The galloping cursor finds what a binary search over the rest finds,
-    /// from every start and for keys below, between, on and above the keys.
-    #[test]
-    fn seek_is_a_binary_search_of_the_rest() {
-        let keys: Vec<u64> = (0..300u64).map(|i| 3 * i).collect();
-        for from in [0usize, 1, 5, 64, 299, 300] {
-            for key in 0..950u64 {
-                let want = from + keys[from..].partition_point(|&u| u < key);
-                assert_eq!(seek(&keys, from, key), want, "from {from} key {key}");
-            }
-        }
-        assert_eq!(seek(&[], 0, 5), 0);
     }
 }

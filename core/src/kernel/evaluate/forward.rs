@@ -19,6 +19,7 @@ use crate::kernel::enumerate::{
     distinct_afterstates, file_requests, successors, GroupedKeys, SLICE,
 };
 use crate::kernel::gather::empty_cells;
+use crate::kernel::merge::seek;
 use crate::rules::canonical::{cell_images, Orientation};
 use crate::rules::direction::Direction;
 use crate::rules::moves::{has_exponent, Mover};
@@ -152,19 +153,15 @@ pub fn enumerate_under(
     let requests = file_requests(game, part, &after, &groups)?;
     let successors = successors(game, Orientation::AsTheyLie, part, &after, &groups, SLICE)?;
     let mass = masses(game, &mover, states, moves, reach, &after);
-    // A group's keys are sorted, as `after` is: a cursor that gallops
-    // forward finds each one.
+    // A group's keys are sorted, as `after` is: a cursor finds each one.
     let mass_of = |keys: &Vec<u64>| -> Vec<f64> {
         let mut at = 0;
-        let mut find = |k: u64| {
-            let mut step = 1;
-            while after.get(at + step).is_some_and(|&a| a <= k) {
-                (at, step) = (at + step, step * 2);
-            }
-            at += after[at..(at + step).min(after.len())].partition_point(|&a| a < k);
-            mass[at]
-        };
-        keys.iter().map(|&k| find(k)).collect()
+        keys.iter()
+            .map(|&k| {
+                at = seek(&after, at, k);
+                mass[at]
+            })
+            .collect()
     };
     let masses = requests
         .iter()
@@ -222,7 +219,7 @@ fn masses(
         made.par_sort_by_key(|m| m.0);
         let mut at = 0;
         for same in made.chunk_by(|a, b| a.0 == b.0) {
-            at += after[at..].partition_point(|&k| k < same[0].0);
+            at = seek(after, at, same[0].0);
             total[at] += same[1..].iter().fold(same[0].1, |sum, m| sum + m.1);
         }
     }
