@@ -17,8 +17,9 @@ pub mod client;
 tonic::include_proto!("solve2048.v1");
 
 /// Version of this protocol; a worker of another version is refused at
-/// registration.
-pub const PROTOCOL_VERSION: u32 = 2;
+/// registration. 3: a solve task names its chunk's requests, and responses
+/// hold sums only (a worker of 2 would misread them).
+pub const PROTOCOL_VERSION: u32 = 3;
 
 /// Metadata key of the shared secret on every call.
 pub const TOKEN_HEADER: &str = "authorization";

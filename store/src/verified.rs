@@ -72,7 +72,7 @@ impl Store {
     /// Read the chunk at bytes `[offset, offset + len)` of bundle `object`
     /// and decode it with `decode`, naming the object (and the range) if it
     /// is missing or rejected.
-    async fn read_section<T>(
+    pub async fn read_section<T>(
         &self,
         object: &str,
         offset: u64,
@@ -109,18 +109,6 @@ impl Store {
         expect: ChunkHeader,
     ) -> Result<Vec<u8>, StoreError> {
         self.read_section(&object, offset, len, &expect, chunk::verified_bytes)
-            .await
-    }
-
-    /// Read and verify the response at a byte range of a bundle.
-    pub async fn read_responses_at(
-        &self,
-        object: &str,
-        offset: u64,
-        len: u64,
-        expect: &ChunkHeader,
-    ) -> Result<(Vec<u64>, Vec<f64>), StoreError> {
-        self.read_section(object, offset, len, expect, chunk::decode_responses)
             .await
     }
 }

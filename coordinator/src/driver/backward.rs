@@ -13,7 +13,7 @@ use solve2048_core::task::{
 };
 use solve2048_store::layout;
 
-use super::{file_requests, unexpected, Driver, Requests};
+use super::{addressed_to, file_requests, unexpected, Driver, Requests};
 use crate::records::CoordinatorError;
 
 impl Driver<'_> {
@@ -43,8 +43,9 @@ impl Driver<'_> {
         // spawns are all lost): it answers them too, from no states.
         let last = layers.keys().next_back().copied().unwrap_or(4);
         let top = requests
-            .keys()
-            .copied()
+            .values()
+            .flatten()
+            .map(|r| r.part.sum)
             .chain([if asking { last + 4 } else { last }])
             .max()
             .unwrap_or(4);
@@ -75,6 +76,7 @@ impl Driver<'_> {
                     .map(|c| {
                         self.with_evaluation(Task::Solve {
                             chunk: *c,
+                            requests: requests.remove(&c.id).unwrap_or_default(),
                             responses: responses.remove(&c.id).unwrap_or_default(),
                             pushes: Vec::new(),
                             reference: Vec::new(),
@@ -84,7 +86,11 @@ impl Driver<'_> {
                 let read: Vec<String> = tasks
                     .iter()
                     .flat_map(|t| match t {
-                        Task::Solve { responses, .. } => responses.clone(),
+                        Task::Solve {
+                            requests,
+                            responses,
+                            ..
+                        } => [requests.as_slice(), responses.as_slice()].concat(),
                         _ => Vec::new(),
                     })
                     .map(|r| r.object)
@@ -109,9 +115,13 @@ impl Driver<'_> {
                 if !chunks.is_empty() {
                     self.index_solved(sum, &refs).await?;
                 }
-                // Free the response bundles no chunk still to solve reads (a
-                // group answers the two layers below it).
-                let waiting = responses.values().flatten().map(|r| r.object.as_str());
+                // Free the request and response bundles no chunk still to
+                // solve reads (a group answers the two layers below it).
+                let waiting = responses
+                    .values()
+                    .chain(requests.values())
+                    .flatten()
+                    .map(|r| r.object.as_str());
                 self.delete_unreferenced(read.iter().map(String::as_str), waiting)
                     .await?;
                 for r in &refs {
@@ -123,7 +133,8 @@ impl Driver<'_> {
                     solved.insert(sum, refs);
                 }
             }
-            if let Some(asked) = requests.remove(&sum) {
+            let asked = addressed_to(&requests, sum);
+            if !asked.is_empty() {
                 let mut by_group: BTreeMap<(PartId, u32), Vec<SolvedRef>> = BTreeMap::new();
                 for r in solved.get(&sum).into_iter().flatten() {
                     by_group
@@ -131,8 +142,6 @@ impl Driver<'_> {
                         .or_default()
                         .push(*r);
                 }
-                let read: Vec<String> =
-                    asked.values().flatten().map(|r| r.object.clone()).collect();
                 let tasks = gather_tasks(asked, by_group, self.job.chunk_size)
                     .into_iter()
                     .map(|t| self.with_evaluation(t))
@@ -147,14 +156,6 @@ impl Driver<'_> {
                         other => return Err(unexpected("gather", &other)),
                     }
                 }
-                // Free the request bundles no layer still to gather reads (a
-                // chunk asks the two layers above it).
-                let waiting = requests
-                    .values()
-                    .flat_map(|groups| groups.values().flatten())
-                    .map(|r| r.object.as_str());
-                self.delete_unreferenced(read.iter().map(String::as_str), waiting)
-                    .await?;
             }
         }
         let layer = |s: u32| solved.get(&s).cloned().unwrap_or_default();
@@ -326,6 +327,7 @@ mod tests {
             count,
             checksum: 0,
             reference: false,
+            slice: None,
         }
     }
 

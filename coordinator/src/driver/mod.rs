@@ -23,7 +23,7 @@ use std::time::Instant;
 
 use futures::{StreamExt, TryStreamExt};
 use serde::Serialize;
-use solve2048_core::space::ids::PartId;
+use solve2048_core::space::ids::{ChunkId, PartId};
 use solve2048_core::task::evaluation::EvaluationSummary;
 use solve2048_core::task::{
     FailureKind, JobSpec, Phase, RequestRef, SolvedSummary, Task, TaskOutput,
@@ -166,21 +166,27 @@ fn phase_index(phase: Phase) -> usize {
     }
 }
 
-/// Requests waiting for their answer: target layer (tile sum) -> (part,
-/// group) -> the requests addressed to that group.
-type Requests = BTreeMap<u32, BTreeMap<(PartId, u32), Vec<RequestRef>>>;
+/// Each chunk's requests, from its ask (an evaluation's enumerate) until
+/// its solve, which reads them beside their responses: source chunk -> its
+/// requests, one a group its afterstates' spawns land in.
+type Requests = BTreeMap<ChunkId, Vec<RequestRef>>;
 
 /// File `asked` (an ask or an evaluation's enumerate output) under the
-/// layer and group each request is addressed to.
+/// chunk that asked.
 fn file_requests(requests: &mut Requests, asked: Vec<RequestRef>) {
     for r in asked {
-        requests
-            .entry(r.part.sum)
-            .or_default()
-            .entry((r.part, r.group))
-            .or_default()
-            .push(r);
+        requests.entry(r.source).or_default().push(r);
     }
+}
+
+/// The requests addressed to layer `sum`, by part and group, in the order
+/// of the chunks that asked.
+fn addressed_to(requests: &Requests, sum: u32) -> BTreeMap<(PartId, u32), Vec<RequestRef>> {
+    let mut to: BTreeMap<(PartId, u32), Vec<RequestRef>> = BTreeMap::new();
+    for r in requests.values().flatten().filter(|r| r.part.sum == sum) {
+        to.entry((r.part, r.group)).or_default().push(r.clone());
+    }
+    to
 }
 
 /// Run `job` to completion on `records`' store, handing tasks to workers

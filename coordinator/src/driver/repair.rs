@@ -10,7 +10,8 @@
 //!   function of its inputs). They are then copied under the committed
 //!   names, so no record changes and nothing downstream is redone.
 //! - Inputs that a redone task needs but that were deleted once consumed
-//!   (runs, requests, responses) are made again by running the tasks that
+//!   (runs, requests, responses; a solve reads its chunk's requests beside
+//!   their responses) are made again by running the tasks that
 //!   wrote them, uncommitted (a gather only for the chunk that needs it);
 //!   their new bundles must hold the same chunks, checksum for checksum.
 //!   The sweep at the end of the job deletes them.
@@ -21,7 +22,7 @@ use std::pin::Pin;
 use std::sync::Mutex;
 
 use solve2048_core::space::ids::{ChunkId, PartId};
-use solve2048_core::task::{ChunkRef, GatherGroup, GatherPiece, Task, TaskOutput};
+use solve2048_core::task::{ChunkRef, GatherGroup, GatherPiece, RequestRef, Task, TaskOutput};
 use solve2048_store::layout;
 
 use crate::records::{CoordinatorError, Records};
@@ -211,10 +212,12 @@ pub(super) fn with_inputs<'a>(ctx: Ctx<'a>, task: Task) -> Boxed<'a, Task> {
             }
             Task::Solve {
                 chunk,
+                mut requests,
                 mut responses,
                 pushes,
                 reference,
             } => {
+                with_requests(ctx, requests.iter_mut()).await?;
                 let objects = responses.iter().map(|r| r.object.clone());
                 for (object, made) in remake_all(ctx, objects, Some(chunk.id)).await? {
                     let TaskOutput::Responses(new) = made else {
@@ -235,6 +238,7 @@ pub(super) fn with_inputs<'a>(ctx: Ctx<'a>, task: Task) -> Boxed<'a, Task> {
                 }
                 Ok(Task::Solve {
                     chunk,
+                    requests,
                     responses,
                     pushes,
                     reference,
@@ -245,30 +249,7 @@ pub(super) fn with_inputs<'a>(ctx: Ctx<'a>, task: Task) -> Boxed<'a, Task> {
                 mut groups,
                 piece,
             } => {
-                let objects = groups
-                    .iter()
-                    .flat_map(|g| &g.requests)
-                    .map(|r| r.object.clone());
-                for (object, made) in remake_all(ctx, objects, None).await? {
-                    let (TaskOutput::Requests(new) | TaskOutput::Enumerated { requests: new, .. }) =
-                        made
-                    else {
-                        return Err(differs(&object));
-                    };
-                    for r in groups
-                        .iter_mut()
-                        .flat_map(|g| &mut g.requests)
-                        .filter(|r| r.object == object)
-                    {
-                        let found = new
-                            .iter()
-                            .find(|n| {
-                                n.source == r.source && n.part == r.part && n.group == r.group
-                            })
-                            .filter(|n| n.checksum == r.checksum && n.count == r.count);
-                        *r = found.cloned().ok_or_else(|| differs(&object))?;
-                    }
-                }
+                with_requests(ctx, groups.iter_mut().flat_map(|g| &mut g.requests)).await?;
                 Ok(Task::Gather {
                     part,
                     groups,
@@ -278,6 +259,34 @@ pub(super) fn with_inputs<'a>(ctx: Ctx<'a>, task: Task) -> Boxed<'a, Task> {
             other => Ok(other),
         }
     })
+}
+
+/// Point `requests` at bundles that are present: each one deleted once
+/// consumed is made again by its producer (an ask, or an evaluation's
+/// enumerate), uncommitted.
+async fn with_requests<'r>(
+    ctx: Ctx<'_>,
+    requests: impl Iterator<Item = &'r mut RequestRef>,
+) -> Result<(), CoordinatorError> {
+    let mut requests: Vec<&mut RequestRef> = requests.collect();
+    let objects = requests
+        .iter()
+        .map(|r| r.object.clone())
+        .collect::<Vec<_>>();
+    for (object, made) in remake_all(ctx, objects.into_iter(), None).await? {
+        let (TaskOutput::Requests(new) | TaskOutput::Enumerated { requests: new, .. }) = made
+        else {
+            return Err(differs(&object));
+        };
+        for r in requests.iter_mut().filter(|r| r.object == object) {
+            let found = new
+                .iter()
+                .find(|n| n.source == r.source && n.part == r.part && n.group == r.group)
+                .filter(|n| n.checksum == r.checksum && n.count == r.count);
+            **r = found.cloned().ok_or_else(|| differs(&object))?;
+        }
+    }
+    Ok(())
 }
 
 fn differs(object: &str) -> CoordinatorError {

@@ -111,11 +111,12 @@ pub fn gather_bytes(states: u64, slices: u32, keys: u64) -> u64 {
 pub const SLICE_IMBALANCE: f64 = 1.5;
 
 /// Bytes a solve task holds: per state, its key, its result and encoded
-/// outputs (40); per response key, the response decoded and merged (28)
-/// and its afterstate's slot in the table of values and its value while the
-/// table is built (32 an afterstate, two response keys: one a tile).
+/// outputs (40); per response key, its request's key (8: the keys its sums
+/// are for), the response decoded and merged (28) and its afterstate's slot
+/// in the table of values and its value while the table is built (32 an
+/// afterstate, two response keys: one a tile).
 pub fn solve_bytes(states: u64, response_keys: u64) -> u64 {
-    40 * states + 44 * response_keys
+    40 * states + 52 * response_keys
 }
 
 /// Bytes an evaluation holds beside what the solve's task of the same kind

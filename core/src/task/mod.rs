@@ -14,12 +14,14 @@
 //! top, of L-2): its distinct afterstates, by the group their spawns land
 //! in; then [`Task::Gather`] answers, for one group of layer L, the requests
 //! of layers L-2 (spawned 2s) and L-4 (spawned 4s): for each afterstate, the
-//! sum of the values of its spawns, which all lie in that group. Requests
-//! are made just before they are needed, so they live for two layers, not
-//! from the forward pass to the backward one. (An evaluation job's
-//! enumerate writes them in the forward pass, with the player's masses.) So a task reads one chunk or one
-//! group and what was addressed to it, never a whole layer, and the bytes
-//! read do not depend on the number of workers. [`Task::StartValue`] finally
+//! sum of the values of its spawns, which all lie in that group (the sums
+//! only: the solve of L-2 or L-4 reads its chunk's requests beside them for
+//! their keys). Requests are made just before they are needed, so they live
+//! from the ask to their chunk's solve, three layers, not from the forward
+//! pass to the backward one. (An evaluation job's enumerate writes them in
+//! the forward pass, with the player's masses.) So a task reads one chunk
+//! or one group and what was addressed to it, never a whole layer, and the
+//! bytes read do not depend on the number of workers. [`Task::StartValue`] finally
 //! takes the expectation over the start.
 //!
 //! Beside the task model:
@@ -163,6 +165,10 @@ pub enum Task {
         /// The answers to its requests (every group its afterstates' spawns
         /// land in, for both tiles).
         responses: Vec<ResponseRef>,
+        /// Its own requests (what its ask wrote; an evaluation's enumerate):
+        /// the afterstates each response's sums are for.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        requests: Vec<RequestRef>,
         /// Evaluation jobs: as in [`Task::Enumerate`].
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         pushes: Vec<PushRef>,

@@ -182,6 +182,12 @@ pub struct PieceRef {
     /// other piece.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub reference: bool,
+    /// Responses of a gather of one slice of a group cut into several
+    /// ([`crate::task::GatherPiece`]): (that slice, the number of slices).
+    /// A response holds one sum for each key of its request in the slice,
+    /// in order. None for the whole group, and in every other piece.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slice: Option<(u32, u32)>,
 }
 
 impl PieceRef {
@@ -195,9 +201,10 @@ impl PieceRef {
 /// there, keys only.
 pub type RequestRef = PieceRef;
 
-/// The answer to one [`RequestRef`]: for each of its afterstates, in order,
-/// the sum over the afterstate's empty cells of the values of its spawns of
-/// the request's tile.
+/// The answer to one [`RequestRef`]: for each of its afterstates in the
+/// gather's slice ([`PieceRef::slice`]), in order, the sum over the
+/// afterstate's empty cells of the values of its spawns of the request's
+/// tile. The sums only: the solve that reads it reads the request too.
 pub type ResponseRef = PieceRef;
 
 /// An evaluation's forward pass: the afterstates of one request, each with

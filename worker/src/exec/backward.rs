@@ -2,16 +2,22 @@
 //! (one chunk's values and policy from its responses) and the start value,
 //! and the value tables of a group that both read.
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use futures::{StreamExt, TryStreamExt};
 use solve2048_core::formats::chunk::{self, ChunkKind};
 use solve2048_core::kernel::value_table::{ValueTable, LOAD_IN_FLIGHT};
 use solve2048_core::kernel::{self, Answer, SpawnSums};
+use solve2048_core::space::ids::PartId;
 use solve2048_core::space::parts::part_of;
 use solve2048_core::task::evaluation::ChunkEvaluation;
-use solve2048_core::task::{result_digest, ChunkRef, ResponseRef, SolvedRef, TaskOutput};
-use solve2048_store::{layout, Store};
+use solve2048_core::task::{
+    result_digest, ChunkRef, RequestRef, ResponseRef, SolvedRef, TaskOutput,
+};
+use solve2048_store::{layout, Store, StoreError};
 
 use super::error::WorkerError;
+use super::forward::target_id;
 use super::run::Run;
 use super::slice::Slice;
 
@@ -94,10 +100,11 @@ impl Run<'_> {
     pub(super) async fn solve(
         &self,
         chunk: &ChunkRef,
+        requests: &[RequestRef],
         responses: &[ResponseRef],
     ) -> Result<TaskOutput, WorkerError> {
         let states = self.read_states(chunk).await?;
-        let [[twos, fours], _] = self.read_answers(chunk, responses).await?;
+        let [[twos, fours], _] = self.read_answers(chunk, requests, responses).await?;
         let game = self.job.game;
         let key = self.task.key();
         let (values, actions, digest) = self
@@ -117,25 +124,80 @@ impl Run<'_> {
             .await
     }
 
-    /// The responses to a chunk's requests, read concurrently, by whether they are the reference's (an
-    /// evaluation's optimal sums) and by tile.
+    /// The answers to a chunk's requests: its `requests` and their
+    /// `responses` read concurrently, each response's sums beside the keys
+    /// of its request in the slice that answered it; by whether they are the
+    /// reference's (an evaluation's optimal sums) and by tile.
     pub(super) async fn read_answers(
         &self,
         chunk: &ChunkRef,
+        requests: &[RequestRef],
         responses: &[ResponseRef],
     ) -> Result<[[Vec<Answer>; 2]; 2], WorkerError> {
         for r in responses {
             let foreign = r.source != chunk.id || !(1..=2).contains(&r.tile());
-            if foreign || (r.reference && self.evaluator.is_none()) {
+            let slice = r.slice.is_some_and(|(index, of)| index >= of);
+            if foreign || slice || (r.reference && self.evaluator.is_none()) {
                 return Err(self.invalid(format!("response {} is not for this chunk", r.object)));
             }
         }
+        if let Some(r) = requests.iter().find(|r| r.source != chunk.id) {
+            return Err(self.invalid(format!("request {} is not this chunk's", r.object)));
+        }
+        let asked = self.read_own_requests(requests).await?;
+        let n = self.job.game.shape;
         let mut by: [[Vec<Answer>; 2]; 2] = Default::default();
-        let mut answers = self.read_pieces(ChunkKind::Responses, |_| chunk.id, responses);
-        while let Some((r, answer)) = answers.try_next().await? {
-            by[r.reference as usize][r.tile() as usize - 1].push(answer);
+        let decode = chunk::decode_values;
+        let mut answers = self.read_pieces(ChunkKind::Responses, |_| chunk.id, responses, decode);
+        while let Some((r, sums)) = answers.try_next().await? {
+            let keys = asked.get(&(r.part, r.group)).map_or(&[][..], Vec::as_slice);
+            let keys: Vec<u64> = match r.slice {
+                None => keys.to_vec(),
+                Some((index, of)) => {
+                    let mut holds = Slice { index, of }.holds(n);
+                    keys.iter().copied().filter(|&k| holds(k)).collect()
+                }
+            };
+            if keys.len() != sums.len() {
+                return Err(self.invalid(format!(
+                    "response {} holds {} sums for the {} afterstates of its request in its slice",
+                    r.object,
+                    sums.len(),
+                    keys.len()
+                )));
+            }
+            by[r.reference as usize][r.tile() as usize - 1].push((keys, sums));
         }
         Ok(by)
+    }
+
+    /// A chunk's own requests, by the part and group they ask: one read a
+    /// bundle (its ask wrote them together), each section verified.
+    async fn read_own_requests(
+        &self,
+        requests: &[RequestRef],
+    ) -> Result<BTreeMap<(PartId, u32), Vec<u64>>, WorkerError> {
+        let mut asked = BTreeMap::new();
+        let objects: BTreeSet<&str> = requests.iter().map(|r| r.object.as_str()).collect();
+        for object in objects {
+            let of: Vec<&RequestRef> = requests.iter().filter(|r| r.object == object).collect();
+            let start = of.iter().map(|r| r.offset).min().unwrap_or(0);
+            let end = of.iter().map(|r| r.offset + r.len).max().unwrap_or(0);
+            let bytes = self.store.get_range(object, start, end - start).await?;
+            for r in of {
+                let at = (r.offset - start) as usize;
+                let h = self.header(ChunkKind::Requests, target_id((r.part, r.group)), r.count);
+                let keys =
+                    chunk::decode_keys(&bytes[at..at + r.len as usize], &h).map_err(|source| {
+                        StoreError::Rejected {
+                            object: format!("{object} bytes {}..{}", r.offset, r.offset + r.len),
+                            source,
+                        }
+                    })?;
+                asked.insert((r.part, r.group), keys);
+            }
+        }
+        Ok(asked)
     }
 
     /// Write a chunk's values and policy; the task's output, with its result

@@ -52,6 +52,7 @@ impl Bundle {
             count,
             checksum,
             reference: false,
+            slice: None,
         }
     }
 

@@ -144,7 +144,7 @@ impl Run<'_> {
                     let mass = masses.get(&to).and_then(|m| m.get(group));
                     let mass = mass.map_or(&[][..], Vec::as_slice);
                     let h = self.header(ChunkKind::Pushes, id, count);
-                    let blob = chunk::encode_responses(&h, &keys, mass, level);
+                    let blob = chunk::encode_pushes(&h, &keys, mass, level);
                     pushed.push(bundle.add_piece(*chunk, target, count, blob));
                 }
             }

@@ -22,8 +22,9 @@ use super::forward::{target_id, TRANSIENT_ZSTD_LEVEL};
 use super::run::{Run, READS_IN_FLIGHT};
 use super::slice::{in_union, Slice};
 
-/// One request's answers from one slice: the afterstates it holds there and
-/// their encoded responses, one for each of the gather's [`Sums`].
+/// One request's answers from one slice: how many afterstates it holds there
+/// and their encoded responses (their sums, in order), one for each of the
+/// gather's [`Sums`].
 type Answered = (u64, Vec<Vec<u8>>);
 
 /// Why a group could not answer its requests.
@@ -82,8 +83,9 @@ struct Requests {
 }
 
 /// Answer requests of one tile from one group's values, once for each of
-/// `sums`: each request's afterstates (verified, compressed, in `loaded`)
-/// with the sums of their spawns' values, encoded as responses. Each
+/// `sums`: the sums of the spawns' values of each request's afterstates
+/// (verified, compressed, in `loaded`) in the slice, in order, encoded as
+/// responses (the keys are the request's: the solve makes them again). Each
 /// distinct afterstate is valued once, however many requests name it;
 /// requests are decoded as streams, and only one request's answer is held
 /// decoded at a time.
@@ -109,26 +111,25 @@ fn answer_requests(
         .map_err(Unanswered::Inconsistent)?;
     let mut encoded = Vec::with_capacity(loaded.len());
     for (i, (bytes, h)) in loaded.iter().zip(headers).enumerate() {
-        let mut keys = Vec::new();
         let mut answers = vec![Vec::new(); valued.len()];
         for found in in_union(bytes, h, &union).map_err(|e| damaged((i, e)))? {
-            let (key, at) = found.map_err(|e| damaged((i, e)))?;
-            keys.push(key);
+            let (_, at) = found.map_err(|e| damaged((i, e)))?;
             for (answer, v) in answers.iter_mut().zip(&valued) {
                 answer.push(v[at]);
             }
         }
         // A request with no afterstate in this slice gets no response.
-        encoded.push((!keys.is_empty()).then(|| {
+        let count = answers.first().map_or(0, Vec::len) as u64;
+        encoded.push((count > 0).then(|| {
             let h = ChunkHeader {
-                count: keys.len() as u64,
+                count,
                 ..answer_headers[i]
             };
             let blobs = answers
                 .iter()
-                .map(|a| chunk::encode_responses(&h, &keys, a, level))
+                .map(|a| chunk::encode_values(&h, a, level))
                 .collect();
-            (keys.len() as u64, blobs)
+            (count, blobs)
         }));
     }
     Ok(encoded)
@@ -234,6 +235,7 @@ impl Run<'_> {
                 for (blob, &reference) in blobs.into_iter().zip(&references) {
                     out.push(ResponseRef {
                         reference,
+                        slice: (slice.of > 1).then_some((slice.index, slice.of)),
                         ..bundle.add_piece(r.source, (part, group), count, blob)
                     });
                 }

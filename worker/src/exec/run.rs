@@ -3,8 +3,7 @@
 //! shares (chunk headers, errors, blocking threads, writes).
 
 use futures::{Stream, StreamExt};
-use solve2048_core::formats::chunk::{file_checksum, ChunkHeader, ChunkKind};
-use solve2048_core::kernel::Answer;
+use solve2048_core::formats::chunk::{file_checksum, ChunkHeader, ChunkKind, FormatError};
 use solve2048_core::kernel::SolveError;
 use solve2048_core::rules::spawn::Starts;
 use solve2048_core::space::ids::ChunkId;
@@ -74,20 +73,24 @@ impl Run<'_> {
             ) => self.gather(*part, groups, *piece).await,
             (
                 Task::Solve {
-                    chunk, responses, ..
+                    chunk,
+                    requests,
+                    responses,
+                    ..
                 },
                 None,
-            ) => self.solve(chunk, responses).await,
+            ) => self.solve(chunk, requests, responses).await,
             (
                 Task::Solve {
                     chunk,
+                    requests,
                     responses,
                     pushes,
                     reference,
                 },
                 Some(e),
             ) => {
-                self.solve_under(e, chunk, responses, pushes, reference)
+                self.solve_under(e, chunk, requests, responses, pushes, reference)
                     .await
             }
             (Task::StartValue { layers }, _) => self.start_value(layers).await,
@@ -140,21 +143,24 @@ impl Run<'_> {
             })
     }
 
-    /// The keys and numbers of `pieces` (responses, or pushes, which are
-    /// encoded alike), each verified against a header of `kind` and the id
-    /// `id_of` gives it; read concurrently (a Vec of futures, not a lazy
-    /// map: see `merge`) and yielded in order.
-    pub(super) fn read_pieces<'p>(
+    /// `pieces` (responses or pushes) decoded by `decode`, each verified
+    /// against a header of `kind` and the id `id_of` gives it; read
+    /// concurrently (a Vec of futures, not a lazy map: see `merge`) and
+    /// yielded in order.
+    pub(super) fn read_pieces<'p, T: 'p>(
         &'p self,
         kind: ChunkKind,
         id_of: impl Fn(&PieceRef) -> ChunkId,
         pieces: &'p [PieceRef],
-    ) -> impl Stream<Item = Result<(&'p PieceRef, Answer), StoreError>> + 'p {
+        decode: fn(&[u8], &ChunkHeader) -> Result<T, FormatError>,
+    ) -> impl Stream<Item = Result<(&'p PieceRef, T), StoreError>> + 'p {
         let mut reads = Vec::with_capacity(pieces.len());
         for p in pieces {
             let h = self.header(kind, id_of(p), p.count);
             reads.push(async move {
-                let read = self.store.read_responses_at(&p.object, p.offset, p.len, &h);
+                let read = self
+                    .store
+                    .read_section(&p.object, p.offset, p.len, &h, decode);
                 read.await.map(|answer| (p, answer))
             });
         }

@@ -38,8 +38,10 @@ pub enum ChunkKind {
     /// Sorted afterstates of a chunk whose spawns land in one group of a
     /// part (the header names that part and group).
     Requests = 5,
-    /// Afterstates of a chunk with the sums of their spawns' values (the
-    /// header names the chunk).
+    /// The sums of the spawns' values of a chunk's afterstates in one
+    /// request, those in the answering gather's slice, in order (the header
+    /// names the chunk; the keys are the request's, which the solve reads
+    /// beside it).
     Responses = 6,
     /// Evaluation jobs: afterstates of a chunk whose spawns land in one
     /// group, each with the probability that the player makes it (the

@@ -26,11 +26,12 @@
 //!
 //! Bodies: states, runs and requests are strictly increasing u64 keys, the
 //! first as a LEB128 varint and each later one as the varint of its
-//! difference from the one before; values are little-endian f64; policy is
-//! one action code per state; responses and pushes are keys as above
-//! followed by one little-endian f64 per key. All integers are little-endian.
+//! difference from the one before; values and responses (one sum per key
+//! of the request they answer) are little-endian f64; policy is one action
+//! code per state; pushes are keys as above followed by one little-endian
+//! f64 per key. All integers are little-endian.
 //!
-//! Reading and writing keys is in [`keys`], values, policy and responses in
+//! Reading and writing keys is in [`keys`], values, policy and pushes in
 //! [`values`]; the header in `header` and the compression of bodies in
 //! `codec`.
 
@@ -44,7 +45,7 @@ pub use header::{
 };
 pub use keys::{decode_keys, encode_keys, stream_keys, verified_bytes, KeyStream};
 pub use values::{
-    decode_policy, decode_responses, decode_values, encode_policy, encode_responses, encode_values,
+    decode_policy, decode_pushes, decode_values, encode_policy, encode_pushes, encode_values,
 };
 
 #[cfg(test)]

@@ -1,9 +1,10 @@
-//! Values, policy codes and responses.
+//! Values (also a response's sums), policy codes and pushes.
 
 use super::codec::{compress, decompress};
 use super::header::{ChunkHeader, FormatError};
 
-/// Encode values (f64, bit-exact).
+/// Encode values (f64, bit-exact): a chunk's values, or a response's sums
+/// (one for each afterstate of its request in the gather's slice, in order).
 pub fn encode_values(header: &ChunkHeader, values: &[f64], level: i32) -> Vec<u8> {
     let body: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
     header.write(&compress(&body, level))
@@ -44,16 +45,16 @@ pub fn decode_policy(bytes: &[u8], expect: &ChunkHeader) -> Result<Vec<u8>, Form
     Ok(body)
 }
 
-/// Encode a response: sorted, distinct afterstates and one sum each.
-pub fn encode_responses(header: &ChunkHeader, keys: &[u64], sums: &[f64], level: i32) -> Vec<u8> {
-    debug_assert_eq!(keys.len(), sums.len());
+/// Encode pushes: sorted, distinct afterstates and one mass each.
+pub fn encode_pushes(header: &ChunkHeader, keys: &[u64], masses: &[f64], level: i32) -> Vec<u8> {
+    debug_assert_eq!(keys.len(), masses.len());
     let mut body = super::keys::varint_body(keys);
-    body.extend(sums.iter().flat_map(|v| v.to_le_bytes()));
+    body.extend(masses.iter().flat_map(|v| v.to_le_bytes()));
     header.write(&compress(&body, level))
 }
 
-/// Decode and verify a response: its afterstates and their sums.
-pub fn decode_responses(
+/// Decode and verify pushes: their afterstates and masses.
+pub fn decode_pushes(
     bytes: &[u8],
     expect: &ChunkHeader,
 ) -> Result<(Vec<u64>, Vec<f64>), FormatError> {
@@ -65,15 +66,15 @@ pub fn decode_responses(
     let rest = &body[used..];
     if rest.len() != count * 8 {
         return Err(FormatError::Body(format!(
-            "{} sum bytes for {count} afterstates",
+            "{} mass bytes for {count} afterstates",
             rest.len()
         )));
     }
-    let sums = rest
+    let masses = rest
         .chunks_exact(8)
         .map(|b| f64::from_le_bytes(b.try_into().unwrap()))
         .collect();
-    Ok((keys, sums))
+    Ok((keys, masses))
 }
 
 #[cfg(test)]
@@ -83,26 +84,26 @@ mod tests {
     use crate::formats::chunk::ChunkKind;
 
     #[test]
-    fn responses_round_trip_and_refuse_bad_bodies() {
+    fn pushes_round_trip_and_refuse_bad_bodies() {
         let keys = vec![3u64, 17, 1 << 40, u64::MAX / 3];
-        let sums = vec![0.0, 2.5, 0.125, 7.0];
-        let h = header(ChunkKind::Responses, 4);
-        let bytes = encode_responses(&h, &keys, &sums, 3);
-        assert_eq!(decode_responses(&bytes, &h).unwrap(), (keys.clone(), sums));
+        let masses = vec![0.0, 2.5, 0.125, 7.0];
+        let h = header(ChunkKind::Pushes, 4);
+        let bytes = encode_pushes(&h, &keys, &masses, 3);
+        assert_eq!(decode_pushes(&bytes, &h).unwrap(), (keys.clone(), masses));
         let mut other = h;
         other.count = 3;
         assert!(matches!(
-            decode_responses(&bytes, &other),
+            decode_pushes(&bytes, &other),
             Err(FormatError::Identity { .. })
         ));
-        // A body cut short (a sum missing) under a header that still
+        // A body cut short (a mass missing) under a header that still
         // matches.
         let mut body = crate::formats::chunk::keys::varint_body(&keys);
         body.extend([1.0f64, 2.0, 3.0].iter().flat_map(|v| v.to_le_bytes()));
         let short = h.write(&compress(&body, 3));
         assert_eq!(
-            decode_responses(&short, &h),
-            Err(FormatError::Body("24 sum bytes for 4 afterstates".into()))
+            decode_pushes(&short, &h),
+            Err(FormatError::Body("24 mass bytes for 4 afterstates".into()))
         );
     }
 }

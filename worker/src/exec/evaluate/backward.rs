@@ -7,7 +7,9 @@ use std::sync::Arc;
 
 use solve2048_core::kernel::evaluate::{solve_under, Optimal};
 use solve2048_core::kernel::SpawnSums;
-use solve2048_core::task::{result_digest, ChunkRef, PushRef, ResponseRef, SolvedRef, TaskOutput};
+use solve2048_core::task::{
+    result_digest, ChunkRef, PushRef, RequestRef, ResponseRef, SolvedRef, TaskOutput,
+};
 
 use super::super::backward::different;
 use super::super::error::WorkerError;
@@ -21,6 +23,7 @@ impl Run<'_> {
         &self,
         e: &Arc<Evaluator>,
         chunk: &ChunkRef,
+        requests: &[RequestRef],
         responses: &[ResponseRef],
         pushes: &[PushRef],
         reference: &[SolvedRef],
@@ -36,7 +39,7 @@ impl Run<'_> {
             .await?
             .map_err(|reason| self.invalid(reason))?;
         drop(group);
-        let answers = self.read_answers(chunk, responses).await?;
+        let answers = self.read_answers(chunk, requests, responses).await?;
         let rule = self.job.game.spawn_rule();
         let [mine, optimal] =
             answers.map(|[twos, fours]| SpawnSums::from_answers(&rule, twos, fours));

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use futures::TryStreamExt;
-use solve2048_core::formats::chunk::ChunkKind;
+use solve2048_core::formats::chunk::{self, ChunkKind};
 use solve2048_core::kernel::evaluate::{enumerate_under, EvaluateError, Reach};
 use solve2048_core::task::{ChunkRef, PushRef, SolvedRef, TargetGroups, TaskOutput};
 
@@ -47,7 +47,7 @@ impl Run<'_> {
             Ok::<_, EvaluateError>(reach.finish())
         });
         let id_of = |p: &PushRef| target_id((p.part, p.group));
-        let mut read = self.read_pieces(ChunkKind::Pushes, id_of, pushes);
+        let mut read = self.read_pieces(ChunkKind::Pushes, id_of, pushes, chunk::decode_pushes);
         while let Some((p, (keys, masses))) = read.try_next().await? {
             if tx.send((p.tile(), keys, masses)).await.is_err() {
                 break; // the sums stopped on an error, reported below
