@@ -169,7 +169,8 @@ fn plan_store_peak_and_final_match_the_measured_runs() {
     assert_eq!(games, 3);
     let text = String::from_utf8(plan(&["--board", "4", "--target", "32"]).stdout).unwrap();
     assert!(
-        text.contains("store, peak: ") && text.contains("(backward pass)"),
+        text.contains("store, peak: ")
+            && text.contains("after the merge of layer 110 (forward pass)"),
         "{text}"
     );
     assert!(

@@ -33,11 +33,11 @@ pub struct LayerBytes {
     /// the layer four above is merged).
     pub runs: f64,
     /// `requests/` objects its ask tasks write (backward pass; deleted once
-    /// the layer four above is gathered).
+    /// the layer is solved).
     pub requests: f64,
-    /// `responses/` objects that answer its requests (written by the gathers
-    /// of the two layers above, half each; deleted once both layers they
-    /// answer are solved).
+    /// `responses/` objects that answer its requests: the sums only
+    /// (written by the gathers of the two layers above, half each; deleted
+    /// once both layers they answer are solved).
     pub responses: f64,
 }
 
@@ -80,9 +80,9 @@ pub const MEASURED: [MeasuredGame; 3] = [
         // vary (a fifth of its values are exact), so they take more than
         // 4x4's.
         rows: &[
-            row(0.00187, 1.146, 1.806, 2.313, 5.117),
-            row(0.00741, 0.735, 1.248, 1.346, 5.788),
-            row(0.01334, 0.693, 1.274, 1.295, 7.855),
+            row(0.00187, 1.146, 1.806, 2.313, 2.603),
+            row(0.00741, 0.735, 1.270, 1.346, 4.298),
+            row(0.01334, 0.693, 1.317, 1.295, 6.374),
         ],
     },
     MeasuredGame {
@@ -91,12 +91,12 @@ pub const MEASURED: [MeasuredGame; 3] = [
         states: 23_482_821,
         // Its largest layer is 0.4 chunks.
         rows: &[
-            row(0.00142, 1.158, 2.962, 0.695, 0.893),
-            row(0.00586, 0.960, 1.491, 0.476, 0.614),
-            row(0.02078, 0.768, 1.216, 0.407, 0.535),
-            row(0.06424, 0.600, 0.965, 0.308, 0.400),
-            row(0.21931, 0.508, 0.696, 0.249, 0.313),
-            row(0.36841, 0.460, 0.647, 0.226, 0.283),
+            row(0.00142, 1.158, 2.962, 0.695, 0.315),
+            row(0.00586, 0.960, 1.520, 0.476, 0.088),
+            row(0.02078, 0.768, 1.335, 0.407, 0.074),
+            row(0.06424, 0.600, 1.170, 0.308, 0.071),
+            row(0.21931, 0.508, 0.895, 0.249, 0.061),
+            row(0.36841, 0.460, 0.844, 0.226, 0.054),
         ],
     },
     MeasuredGame {
@@ -105,15 +105,15 @@ pub const MEASURED: [MeasuredGame; 3] = [
         states: 1_566_798_892,
         // The last range holds its layers of 10 to 15 chunks, the largest.
         rows: &[
-            row(0.00175, 1.241, 2.318, 0.740, 0.906),
-            row(0.00722, 0.974, 1.525, 0.559, 0.727),
-            row(0.02243, 0.788, 1.414, 0.485, 0.620),
-            row(0.06579, 0.656, 1.175, 0.412, 0.531),
-            row(0.19572, 0.611, 0.975, 0.449, 0.533),
-            row(0.68462, 0.536, 1.136, 0.498, 0.576),
-            row(2.00632, 0.482, 1.647, 0.650, 0.798),
-            row(6.92590, 0.411, 2.390, 0.970, 1.491),
-            row(13.39615, 0.361, 3.250, 1.290, 2.317),
+            row(0.00175, 1.241, 2.318, 0.740, 0.254),
+            row(0.00722, 0.974, 1.548, 0.559, 0.102),
+            row(0.02243, 0.788, 1.529, 0.485, 0.082),
+            row(0.06579, 0.656, 1.394, 0.412, 0.078),
+            row(0.19572, 0.611, 1.221, 0.449, 0.073),
+            row(0.68462, 0.536, 1.441, 0.498, 0.071),
+            row(2.00632, 0.482, 2.109, 0.650, 0.071),
+            row(6.92590, 0.411, 3.127, 0.970, 0.055),
+            row(13.39615, 0.361, 4.289, 1.290, 0.050),
         ],
     },
 ];
