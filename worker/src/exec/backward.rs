@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use futures::{StreamExt, TryStreamExt};
-use solve2048_core::formats::chunk::{self, ChunkKind};
+use solve2048_core::formats::chunk::{self, ChunkKind, FormatError};
 use solve2048_core::kernel::value_table::{ValueTable, LOAD_IN_FLIGHT};
 use solve2048_core::kernel::{self, Answer, SpawnSums};
 use solve2048_core::space::ids::PartId;
@@ -124,10 +124,11 @@ impl Run<'_> {
             .await
     }
 
-    /// The answers to a chunk's requests: its `requests` and their
-    /// `responses` read concurrently, each response's sums beside the keys
-    /// of its request in the slice that answered it; by whether they are the
-    /// reference's (an evaluation's optimal sums) and by tile.
+    /// The answers to a chunk's requests: its `requests` (one read a
+    /// bundle), then their `responses` (read concurrently), each response's
+    /// sums beside the keys of its request in the slice that answered it; by
+    /// whether they are the reference's (an evaluation's optimal sums) and
+    /// by tile.
     pub(super) async fn read_answers(
         &self,
         chunk: &ChunkRef,
@@ -187,14 +188,18 @@ impl Run<'_> {
             for r in of {
                 let at = (r.offset - start) as usize;
                 let h = self.header(ChunkKind::Requests, target_id((r.part, r.group)), r.count);
-                let keys =
-                    chunk::decode_keys(&bytes[at..at + r.len as usize], &h).map_err(|source| {
-                        StoreError::Rejected {
-                            object: format!("{object} bytes {}..{}", r.offset, r.offset + r.len),
-                            source,
-                        }
+                let section = bytes
+                    .get(at..at + r.len as usize)
+                    .ok_or_else(|| FormatError::Body(format!("{} bytes read", bytes.len())));
+                let keys = section
+                    .and_then(|b| chunk::decode_keys(b, &h))
+                    .map_err(|source| StoreError::Rejected {
+                        object: format!("{object} bytes {}..{}", r.offset, r.offset + r.len),
+                        source,
                     })?;
-                asked.insert((r.part, r.group), keys);
+                if asked.insert((r.part, r.group), keys).is_some() {
+                    return Err(self.invalid(format!("request {} names a group twice", r.object)));
+                }
             }
         }
         Ok(asked)
