@@ -85,7 +85,7 @@ struct Requests {
 /// Answer requests of one tile from one group's values, once for each of
 /// `sums`: the sums of the spawns' values of each request's afterstates
 /// (verified, compressed, in `loaded`) in the slice, in order, encoded as
-/// responses (the keys are the request's: the solve makes them again). Each
+/// responses (the keys are the request's: the solve reads them there). Each
 /// distinct afterstate is valued once, however many requests name it;
 /// requests are decoded as streams, and only one request's answer is held
 /// decoded at a time.
