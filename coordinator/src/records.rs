@@ -229,8 +229,9 @@ impl Records {
                     removed += 1;
                 }
             }
-            // A local store keeps the folders of deleted objects.
-            self.store.remove_empty_folders(prefix);
+            // A local store keeps the folders of deleted objects, and the
+            // staging files of writes a killed attempt left unfinished.
+            self.store.remove_local_leftovers(prefix);
         }
         Ok(removed)
     }

@@ -428,9 +428,12 @@ impl Store {
         self.delete(object).await
     }
 
-    /// Remove the empty folders a local store keeps under `prefix` once its
-    /// objects are deleted (a bucket has no folders). Best effort.
-    pub fn remove_empty_folders(&self, prefix: &str) {
+    /// Remove what a local store keeps under `prefix` once its objects are
+    /// deleted (a bucket keeps neither): empty folders, and the staging
+    /// files (`<object>#<digits>`) of writes a killed process left
+    /// unfinished, which are no object and never listed. Best effort; for
+    /// when nothing writes under `prefix` any more.
+    pub fn remove_local_leftovers(&self, prefix: &str) {
         let Some(root) = self.local_root() else {
             return;
         };
@@ -441,7 +444,11 @@ impl Store {
             let mut empty = true;
             for e in entries.flatten() {
                 let path = e.path();
-                empty &= path.is_dir() && prune(&path);
+                empty &= if path.is_dir() {
+                    prune(&path)
+                } else {
+                    is_staging(&path) && std::fs::remove_file(&path).is_ok()
+                };
             }
             empty && std::fs::remove_dir(dir).is_ok()
         }
@@ -457,6 +464,15 @@ impl Store {
             })
             .map(std::path::PathBuf::from)
     }
+}
+
+/// Whether `path` is the staging file of a local write (`object_store`
+/// writes `<object>#<digits>` and renames it when the write completes).
+fn is_staging(path: &Path) -> bool {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .and_then(|n| n.rsplit_once('#'))
+        .is_some_and(|(_, s)| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
 }
 
 #[cfg(test)]
@@ -525,17 +541,27 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn empty_folders_are_removed_and_full_ones_kept() {
+    async fn empty_folders_and_staging_files_are_removed_and_objects_kept() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path().to_str().unwrap(), Access::ReadWrite).unwrap();
         store.put("runs/s1/g1/x.run", b"x".to_vec()).await.unwrap();
         store.put("runs/s2/g1/y.run", b"y".to_vec()).await.unwrap();
         store.delete("runs/s1/g1/x.run").await.unwrap();
-        store.remove_empty_folders("runs");
+        // What a write killed before its rename leaves: not an object.
+        std::fs::write(dir.path().join("runs/s2/g1/z.run#3"), b"z").unwrap();
+        std::fs::write(dir.path().join("runs/s2/g1/a#b.run"), b"a").unwrap();
+        assert_eq!(store.list("runs").await.unwrap().len(), 2);
+        store.remove_local_leftovers("runs");
         assert!(!dir.path().join("runs/s1").exists());
+        assert!(!dir.path().join("runs/s2/g1/z.run#3").exists());
         assert!(dir.path().join("runs/s2/g1/y.run").exists());
+        assert!(
+            dir.path().join("runs/s2/g1/a#b.run").exists(),
+            "not a staging name"
+        );
         store.delete("runs/s2/g1/y.run").await.unwrap();
-        store.remove_empty_folders("runs");
+        std::fs::remove_file(dir.path().join("runs/s2/g1/a#b.run")).unwrap();
+        store.remove_local_leftovers("runs");
         assert!(!dir.path().join("runs").exists());
     }
 }
