@@ -12,19 +12,20 @@
 //! states/sSSSSS/mMM/gGGGG-cCCCC-aA.chunk       sorted canonical states of a chunk
 //! values/sSSSSS/mMM/gGGGG-cCCCC-aA.chunk       f64 value of each state, same order
 //! policy/sSSSSS/mMM/gGGGG-cCCCC-aA.chunk       optimal action code of each state
-//! runs/sSSSSS/from-<chunk>-aA.runs           a chunk's successors, one run per target group
-//!                                              (deleted once both target layers are merged)
+//! runs/sSSSSS/from-<chunk>-aA.runs           a chunk's successors in layer S, one run per
+//!                                              target group (deleted once layer S is merged)
 //! requests/sSSSSS/from-<chunk>-aA.reqs       a chunk's afterstates, one request per group their
-//!                                              spawns land in (deleted once answered)
+//!                                              spawns land in (deleted once the chunk is solved)
 //! responses/sSSSSS/mMM/gGGGG-aA.resps        group G's answers, one per request
 //!                                              (deleted once the asking chunks are solved)
 //! ```
 //!
 //! `<chunk>` is `sSSSSS-mMM-gGGGG-cCCCC`: the tile sum, max-tile exponent,
 //! group and index of a chunk. Runs, requests and responses are bundles: a
-//! task writes all of its own as one object, each a whole chunk-format blob
-//! at a byte range of it (its ref says where), so a job makes one object a
-//! task however many groups it addresses.
+//! task writes all of its own (its runs: of each target layer) as one
+//! object, each a whole chunk-format blob at a byte range of it (its ref
+//! says where), so a job makes one object a task (two for an enumerate)
+//! however many groups it addresses.
 //!
 //! `A` is the attempt that wrote the object, so every attempt writes under
 //! names of its own and an object under a given name never changes.
@@ -93,16 +94,14 @@ fn chunk_name(id: &ChunkId) -> String {
     )
 }
 
-/// The runs of an enumerate task of chunk `source` (or of the seed), as
-/// one bundle, written by attempt `attempt`.
-pub fn runs(source: Option<&ChunkId>, attempt: AttemptId) -> String {
+/// The runs of an enumerate task of chunk `source` (or of the seed) for the
+/// parts of layer `target`, as one bundle, written by attempt `attempt`.
+/// One bundle a target layer, so that each is deleted once its layer is
+/// merged.
+pub fn runs(source: Option<&ChunkId>, target: u32, attempt: AttemptId) -> String {
     match source {
-        Some(id) => format!(
-            "runs/s{:05}/from-{}-{attempt}.runs",
-            id.part.sum,
-            chunk_name(id)
-        ),
-        None => format!("runs/seed-{attempt}.runs"),
+        Some(id) => format!("runs/s{target:05}/from-{}-{attempt}.runs", chunk_name(id)),
+        None => format!("runs/s{target:05}/seed-{attempt}.runs"),
     }
 }
 
@@ -213,10 +212,10 @@ mod tests {
             "states/s00030/m03/g0007-c0002-a0000000100000005.chunk"
         );
         assert_eq!(
-            runs(Some(&id), a),
-            "runs/s00030/from-s00030-m03-g0007-c0002-a0000000100000005.runs"
+            runs(Some(&id), 32, a),
+            "runs/s00032/from-s00030-m03-g0007-c0002-a0000000100000005.runs"
         );
-        assert_eq!(runs(None, a), "runs/seed-a0000000100000005.runs");
+        assert_eq!(runs(None, 6, a), "runs/s00006/seed-a0000000100000005.runs");
         assert_eq!(layer_index_sum(&layer_index(1234)), Some(1234));
         assert_eq!(layer_index_sum("layers/x.json"), None);
     }

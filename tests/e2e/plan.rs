@@ -170,7 +170,7 @@ fn plan_store_peak_and_final_match_the_measured_runs() {
     let text = String::from_utf8(plan(&["--board", "4", "--target", "32"]).stdout).unwrap();
     assert!(
         text.contains("store, peak: ")
-            && text.contains("after the merge of layer 110 (forward pass)"),
+            && text.contains("after the merge of layer 112 (forward pass)"),
         "{text}"
     );
     assert!(

@@ -36,12 +36,15 @@ pub struct Rates {
 }
 
 /// The forward pass (3x3 to 1024: 7857 gets, 6155 puts, 1339 deletes; 4x4
-/// to 32: 28,960 gets, 5089 puts, 996 deletes).
+/// to 32: 28,960 gets, 5089 puts, 996 deletes, when fitted), and a PUT and
+/// a DELETE more for each runs bundle since an enumerate writes one a target
+/// layer (2026-11-26: 3x3 to 1024, 7490 puts and 2671 deletes, where the
+/// rates give 7493 and 2678).
 pub const FORWARD: Rates = Rates {
     get: (2.761, 0.7670),
-    put: (4.426, 0.0359),
+    put: (5.403, 0.0401),
     list: (0.0, 0.0),
-    delete: (0.977, 0.0042),
+    delete: (1.954, 0.0084),
 };
 
 /// The backward pass, the ask tasks' requests included (3x3 to 1024:
@@ -175,13 +178,12 @@ mod tests {
     use solve2048_core::Game;
 
     /// The requests `solve --json` counted (forward, backward; every
-    /// operation, retries excluded) at the default chunk size. 3x3 to 1024
-    /// and 4x4 to 16 on 2026-11-26; 4x4 to 32 on 2026-11-25, before each
-    /// solve read its requests (a GET more a chunk, 1000 of its 76,257).
+    /// operation, retries excluded) at the default chunk size, 2026-11-26,
+    /// with a runs bundle a target layer.
     const MEASURED: [(u32, u64, u64, u64); 3] = [
-        (3, 1024, 15_352, 32_162),
-        (4, 32, 35_046, 76_257),
-        (4, 16, 829, 1681),
+        (3, 1024, 18_021, 32_159),
+        (4, 32, 37_038, 76_257),
+        (4, 16, 961, 1688),
     ];
 
     #[test]

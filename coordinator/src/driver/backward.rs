@@ -1,7 +1,7 @@
 //! The backward pass: for each layer from the top down, solve its chunks
-//! from their responses while the chunks of the layer four below ask for
-//! their spawn sums (requests), then let its groups answer the requests of
-//! the two layers below; finally the start value.
+//! from their requests and responses, then let the chunks of the layer four
+//! below ask for their spawn sums (requests), then let its groups answer the
+//! requests of the two layers below; finally the start value.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -52,8 +52,9 @@ impl Driver<'_> {
         for sum in (4..=top).rev().step_by(2) {
             let chunks = layers.get(&sum).map_or(&[][..], Vec::as_slice);
             // The gather of `sum` answers layers sum-2 and sum-4: the chunks
-            // of those not asked yet ask now, beside the solve (sum-2 was
-            // asked at the step above, but at the top).
+            // of those not asked yet ask now (sum-2 was asked at the step
+            // above, but at the top), after the solve has freed the requests
+            // of `sum`: two layers' requests live at once, not three.
             let asks: Vec<Task> = if asking {
                 [sum - 2, sum - 4]
                     .into_iter()
@@ -64,14 +65,14 @@ impl Driver<'_> {
             } else {
                 Vec::new()
             };
-            if !chunks.is_empty() || !asks.is_empty() {
+            if !chunks.is_empty() {
                 let below: u64 = layers
                     .range(..sum)
                     .flat_map(|(_, c)| c)
                     .map(|c| c.count)
                     .sum();
                 self.scheduler.set_states_ahead(below);
-                let mut tasks: Vec<Task> = chunks
+                let tasks: Vec<Task> = chunks
                     .iter()
                     .map(|c| {
                         self.with_evaluation(Task::Solve {
@@ -95,7 +96,6 @@ impl Driver<'_> {
                     })
                     .map(|r| r.object)
                     .collect();
-                tasks.extend(asks);
                 let mut refs = Vec::with_capacity(chunks.len());
                 for out in self.stage(Phase::Solve, "solve", sum, tasks).await? {
                     match out {
@@ -108,13 +108,10 @@ impl Driver<'_> {
                             refs.push(solved);
                             self.note_evaluated(&evaluated);
                         }
-                        TaskOutput::Requests(asked) => file_requests(&mut requests, asked),
                         other => return Err(unexpected("solve", &other)),
                     }
                 }
-                if !chunks.is_empty() {
-                    self.index_solved(sum, &refs).await?;
-                }
+                self.index_solved(sum, &refs).await?;
                 // Free the request and response bundles no chunk still to
                 // solve reads (a group answers the two layers below it).
                 let waiting = responses
@@ -129,8 +126,14 @@ impl Driver<'_> {
                     keep.insert(layout::values_of(r));
                     keep.insert(layout::policy_of(r));
                 }
-                if !refs.is_empty() {
-                    solved.insert(sum, refs);
+                solved.insert(sum, refs);
+            }
+            if !asks.is_empty() {
+                for out in self.stage(Phase::Solve, "ask", sum, asks).await? {
+                    match out {
+                        TaskOutput::Requests(asked) => file_requests(&mut requests, asked),
+                        other => return Err(unexpected("ask", &other)),
+                    }
                 }
             }
             let asked = addressed_to(&requests, sum);

@@ -50,7 +50,7 @@ pub enum Progress {
     Stage {
         /// Phase.
         phase: Phase,
-        /// "seed", "merge", "enumerate", "solve", "gather" or "start".
+        /// "seed", "merge", "enumerate", "solve", "ask", "gather" or "start".
         stage: &'static str,
         /// Tile sum of the layer.
         sum: u32,

@@ -17,8 +17,8 @@
 //! sum of the values of its spawns, which all lie in that group (the sums
 //! only: the solve of L-2 or L-4 reads its chunk's requests beside them for
 //! their keys). Requests are made just before they are needed, so they live
-//! from the ask to their chunk's solve, three layers, not from the forward
-//! pass to the backward one. (An evaluation job's enumerate writes them in
+//! from the ask to their chunk's solve, two layers at a time, not from the
+//! forward pass to the backward one. (An evaluation job's enumerate writes them in
 //! the forward pass, with the player's masses.) So a task reads one chunk
 //! or one group and what was addressed to it, never a whole layer, and the
 //! bytes read do not depend on the number of workers. [`Task::StartValue`] finally

@@ -3,6 +3,8 @@
 //! of a large group) of the forward pass, and ask (a chunk's afterstates as
 //! requests) of the backward pass.
 
+use std::collections::BTreeMap;
+
 use futures::{StreamExt, TryStreamExt};
 use solve2048_core::formats::chunk::{self, ChunkHeader, ChunkKind};
 use solve2048_core::kernel::evaluate::GroupedMasses;
@@ -63,7 +65,7 @@ impl Run<'_> {
         Ok(TaskOutput::Runs(self.write_runs(None, by_part).await?))
     }
 
-    /// A chunk's successors, as runs (one bundle).
+    /// A chunk's successors, as runs (a bundle a target layer).
     pub(super) async fn enumerate(
         &self,
         chunk: &ChunkRef,
@@ -154,15 +156,19 @@ impl Run<'_> {
     }
 
     /// Write one run per non-empty hash group of each successor part, as one
-    /// bundle; a run longer than a frame ([`run_frame_keys`]) as frames.
+    /// bundle a target layer (so that each is deleted once its layer is
+    /// merged); a run longer than a frame ([`run_frame_keys`]) as frames.
     pub(super) async fn write_runs(
         &self,
         source: Option<&ChunkId>,
         by_part: GroupedKeys,
     ) -> Result<Vec<RunRef>, WorkerError> {
-        let mut bundle = Bundle::new(layout::runs(source, self.attempt));
+        let mut bundles: BTreeMap<u32, Bundle> = BTreeMap::new();
         let mut runs = Vec::new();
         for (part, groups) in by_part {
+            let bundle = bundles
+                .entry(part.sum)
+                .or_insert_with(|| Bundle::new(layout::runs(source, part.sum, self.attempt)));
             for (group, keys) in groups.into_iter().enumerate() {
                 if keys.is_empty() {
                     continue;
@@ -208,7 +214,9 @@ impl Run<'_> {
                 });
             }
         }
-        self.put_bundle(bundle).await?;
+        for bundle in bundles.into_values() {
+            self.put_bundle(bundle).await?;
+        }
         Ok(runs)
     }
 
