@@ -66,7 +66,8 @@ impl KindBytes {
 pub struct StorePeak {
     /// `enumerate` (forward) or `solve` (backward).
     pub phase: &'static str,
-    /// The stage just done: `merge`, `enumerate`, `solve` or `gather`.
+    /// The stage just done: `merge`, `enumerate`, `solve`, `ask` (at layer
+    /// S, the asks of S-4, as the job's progress names them) or `gather`.
     pub stage: &'static str,
     /// Its layer (tile sum).
     pub sum: u32,
