@@ -274,7 +274,8 @@ fn afterstates_in_slices(game: &Game, mover: &Mover, states: &[u64], slice: usiz
 }
 
 /// The distinct afterstates that `made(i, states[i], out)` pushes onto
-/// `out` for each state, sorted; `slice` states at a time.
+/// `out` for each state, sorted; `slice` states at a time. The repeats that
+/// nearby states make are dropped by a [`RecentFilter`] before the sort.
 pub(crate) fn distinct_afterstates(
     states: &[u64],
     slice: usize,
@@ -286,13 +287,15 @@ pub(crate) fn distinct_afterstates(
         let mut after: Vec<u64> = some
             .par_chunks(BATCH)
             .enumerate()
-            .flat_map_iter(|(b, batch)| {
+            .map_init(RecentFilter::new, |recent, (b, batch)| {
                 let mut out = Vec::with_capacity(4 * batch.len());
                 for (j, &s) in batch.iter().enumerate() {
                     made(first + b * BATCH + j, s, &mut out);
                 }
+                out.retain(|&t| recent.fresh(t));
                 out
             })
+            .flatten_iter()
             .collect();
         after.par_sort_unstable();
         after.dedup();
@@ -348,11 +351,11 @@ fn successors_of_batch(
 /// Slots of [`RecentFilter`]: 256 KiB, so that it stays in a core's L2.
 const RECENT_SLOTS: usize = 1 << 15;
 
-/// A direct-mapped cache of recently emitted successors: the repeats that one
-/// state's moves or nearby states make are dropped here, in cache, before
-/// they reach a bucket. (Repeats far apart in the chunk are left to the
-/// sort.) A key it forgets is
-/// emitted again and removed by the sort: it only ever drops true repeats.
+/// A direct-mapped cache of recently emitted successors or afterstates: the
+/// repeats that one state's moves or nearby states make are dropped here, in
+/// cache, before they reach a bucket or a sort. (Repeats far apart in the
+/// chunk are left to the sort.) A key it forgets is emitted again and removed
+/// by the sort: it only ever drops true repeats.
 struct RecentFilter {
     slots: Box<[u64; RECENT_SLOTS]>,
 }
@@ -360,8 +363,9 @@ struct RecentFilter {
 impl RecentFilter {
     fn new() -> RecentFilter {
         RecentFilter {
-            // Key 0 (the empty board) is never a successor: free slots.
-            slots: vec![0u64; RECENT_SLOTS].try_into().unwrap(),
+            // Free slots hold u64::MAX, every cell 15: no successor (it has a
+            // tile just spawned) and no afterstate (it has an empty cell).
+            slots: vec![u64::MAX; RECENT_SLOTS].try_into().unwrap(),
         }
     }
 
@@ -501,6 +505,25 @@ pub(crate) mod tests {
                 out.push(i as u64);
             });
             assert_eq!(got, all, "slice {slice}");
+        }
+    }
+
+    /// Repeats near and far (which the recent filter and the sort drop)
+    /// leave one copy each, and no key made once is lost.
+    #[test]
+    fn distinct_afterstates_are_the_set_of_the_keys_made() {
+        let states = sample_states();
+        let made = |i: usize, s: u64, out: &mut Vec<u64>| {
+            out.extend([s % 97, s % 97, i as u64 / 3, u64::MAX - 1, s]);
+        };
+        let mut want = Vec::new();
+        for (i, &s) in states.iter().enumerate() {
+            made(i, s, &mut want);
+        }
+        want.sort_unstable();
+        want.dedup();
+        for slice in [97, 1000, states.len()] {
+            assert_eq!(distinct_afterstates(&states, slice, made), want, "slice {slice}");
         }
     }
 
