@@ -523,7 +523,11 @@ pub(crate) mod tests {
         want.sort_unstable();
         want.dedup();
         for slice in [97, 1000, states.len()] {
-            assert_eq!(distinct_afterstates(&states, slice, made), want, "slice {slice}");
+            assert_eq!(
+                distinct_afterstates(&states, slice, made),
+                want,
+                "slice {slice}"
+            );
         }
     }
 
