@@ -18,8 +18,9 @@ tonic::include_proto!("solve2048.v1");
 
 /// Version of this protocol; a worker of another version is refused at
 /// registration. 3: a solve task names its chunk's requests, and responses
-/// hold sums only (a worker of 2 would misread them).
-pub const PROTOCOL_VERSION: u32 = 3;
+/// hold sums only (a worker of 2 would misread them). 4: run frames cross
+/// as arrays (a coordinator of 3 would refuse a worker's runs).
+pub const PROTOCOL_VERSION: u32 = 4;
 
 /// Metadata key of the shared secret on every call.
 pub const TOKEN_HEADER: &str = "authorization";

@@ -165,19 +165,21 @@ pub const POLICY_4X4: SplitBytes = SplitBytes {
 /// so the two halves are near equal whatever the spawn chances.
 pub const NEXT_LAYER_RUNS_SHARE: f64 = 0.49;
 
-/// Records (`commits/`, `layers/`): bytes a chunk (3x3 to 1024: 6,186,082
-/// over 1347 chunks; 4x4 to 16: 477,782 over 71), measured on the stores
-/// of 2026-11-27 (docs/measured.md, "Runs a bundle a target layer").
-pub const RECORD_BYTES_PER_CHUNK: f64 = 4600.0;
+/// Records (`commits/`, `layers/`): bytes a chunk (3x3 to 1024: 6,114,326
+/// over 1347 chunks; 4x4 to 16: 408,020 over 71), measured on 2026-11-27
+/// with run frames written as arrays (docs/measured.md, "Commit records").
+pub const RECORD_BYTES_PER_CHUNK: f64 = 4540.0;
 
 /// Records beyond those a chunk, a state of each layer of more than one
 /// chunk: such a layer's parts are cut into many groups, and each chunk
 /// records runs (with their frames), requests and responses for every group
-/// (4x4 to 32: 67,355,656 bytes, less 4600 for each of the 869 chunks the
+/// (4x4 to 32: 50,228,738 bytes, less 4540 for each of the 869 chunks the
 /// plan counts, over the 1,541,226,934 states of its layers of more than a
-/// chunk; no layer of 4x4 to 16 or 3x3 to 1024 fills a chunk). Was 0.01496
-/// before runs were framed and solves named their requests.
-pub const RECORD_BYTES_PER_LARGE_LAYER_STATE: f64 = 0.04111;
+/// chunk; no layer of 4x4 to 16 or 3x3 to 1024 fills a chunk). The 4x4-to-32
+/// figure is its measured records of 2026-11-27 (67,355,656 bytes, frames
+/// written as objects) with each frame rewritten as an array, as a run now
+/// writes it.
+pub const RECORD_BYTES_PER_LARGE_LAYER_STATE: f64 = 0.03003;
 
 /// The share of states whose value is exactly 0 or 1, measured on every
 /// game solved here at discount 1: (board, target, share). Counted from the

@@ -91,8 +91,12 @@ pub struct RunRef {
 }
 
 /// One frame of a run: a chunk-format blob of its consecutive keys, at a
-/// byte range of the bundle.
+/// byte range of the bundle. Written in records as an array `[first,
+/// offset, len, count, checksum]` (a large layer's records list hundreds of
+/// frames a run; field names were half their bytes); read in that form or
+/// as the object with those fields that older records hold.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "FrameForm", into = "FrameArray")]
 pub struct RunFrame {
     /// Its first key: it holds the run's keys from here to the next
     /// frame's first.
@@ -105,6 +109,52 @@ pub struct RunFrame {
     pub count: u64,
     /// Payload checksum.
     pub checksum: u64,
+}
+
+/// A [`RunFrame`] as records write it: first, offset, len, count, checksum.
+type FrameArray = (u64, u64, u64, u64, u64);
+
+impl From<RunFrame> for FrameArray {
+    fn from(f: RunFrame) -> FrameArray {
+        (f.first, f.offset, f.len, f.count, f.checksum)
+    }
+}
+
+/// A [`RunFrame`] as records hold it: an array, or (records written before
+/// 2026-11-27) an object.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum FrameForm {
+    Array(FrameArray),
+    Object {
+        first: u64,
+        offset: u64,
+        len: u64,
+        count: u64,
+        checksum: u64,
+    },
+}
+
+impl From<FrameForm> for RunFrame {
+    fn from(form: FrameForm) -> RunFrame {
+        let (first, offset, len, count, checksum) = match form {
+            FrameForm::Array(a) => a,
+            FrameForm::Object {
+                first,
+                offset,
+                len,
+                count,
+                checksum,
+            } => (first, offset, len, count, checksum),
+        };
+        RunFrame {
+            first,
+            offset,
+            len,
+            count,
+            checksum,
+        }
+    }
 }
 
 impl RunRef {
@@ -263,5 +313,28 @@ mod tests {
         let mut other = r.frames.clone();
         other[1].checksum ^= 1;
         assert_ne!(frames_checksum(&r.frames), frames_checksum(&other));
+    }
+
+    /// Frames are written as arrays, and read back from arrays or from the
+    /// objects of older records; anything else is refused.
+    #[test]
+    fn frames_are_written_as_arrays_and_read_in_both_forms() {
+        let r = run(&[10, u64::MAX - 1]);
+        let json = serde_json::to_string(&r).unwrap();
+        assert!(
+            json.contains(r#""frames":[[10,0,100,10,0],[18446744073709551614,100,100,10,1]]"#),
+            "{json}"
+        );
+        assert_eq!(serde_json::from_str::<RunRef>(&json).unwrap(), r);
+        let old = json.replace(
+            "[[10,0,100,10,0],",
+            r#"[{"first":10,"offset":0,"len":100,"count":10,"checksum":0},"#,
+        );
+        assert_ne!(old, json);
+        assert_eq!(serde_json::from_str::<RunRef>(&old).unwrap(), r);
+        for bad in ["[[10,0,100,10],", r#"[{"first":10,"offset":0},"#] {
+            let damaged = json.replace("[[10,0,100,10,0],", bad);
+            assert!(serde_json::from_str::<RunRef>(&damaged).is_err(), "{damaged}");
+        }
     }
 }
