@@ -334,7 +334,10 @@ mod tests {
         assert_eq!(serde_json::from_str::<RunRef>(&old).unwrap(), r);
         for bad in ["[[10,0,100,10],", r#"[{"first":10,"offset":0},"#] {
             let damaged = json.replace("[[10,0,100,10,0],", bad);
-            assert!(serde_json::from_str::<RunRef>(&damaged).is_err(), "{damaged}");
+            assert!(
+                serde_json::from_str::<RunRef>(&damaged).is_err(),
+                "{damaged}"
+            );
         }
     }
 }
