@@ -122,6 +122,24 @@ const STREAM_WINDOW: usize = 64 << 10;
 /// Bodies up to this size are decompressed at once.
 const WHOLE_BODY_UP_TO: u64 = 1 << 20;
 
+/// The varint that starts the 8 bytes `w` (little-endian) and its length,
+/// without a branch a byte; `None` when it is longer than 8 bytes.
+#[inline(always)]
+fn short_varint(w: u64) -> Option<(u64, usize)> {
+    let ends = !w & 0x8080_8080_8080_8080;
+    if ends == 0 {
+        return None;
+    }
+    // Bits up to and including the last byte's (clear) high bit.
+    let bits = ends.trailing_zeros() + 1;
+    let x = w & (u64::MAX >> (64 - bits));
+    // Pack the 7-bit groups: pairs into 14 bits, then 28, then 56.
+    let x = (x & 0x007F_007F_007F_007F) | ((x & 0x7F00_7F00_7F00_7F00) >> 1);
+    let x = (x & 0x0000_3FFF_0000_3FFF) | ((x & 0x3FFF_0000_3FFF_0000) >> 2);
+    let x = (x & 0x0FFF_FFFF) | ((x & 0x0FFF_FFFF_0000_0000) >> 4);
+    Some((x, bits as usize / 8))
+}
+
 /// The keys of one verified keys object, in order (see [`stream_keys`]).
 pub struct KeyStream<'a> {
     /// None when the whole body is in `window`.
@@ -167,22 +185,12 @@ impl KeyStream<'_> {
                 ))),
             };
         }
-        let d = match self.window[self.pos..self.len].get(..10) {
-            // Fast path: a whole varint (at most 10 bytes) is in the window.
-            Some(w) => {
-                let (mut d, mut i) = (0u64, 0);
-                loop {
-                    let b = w[i];
-                    d |= ((b & 0x7F) as u64) << (7 * i);
-                    i += 1;
-                    if b & 0x80 == 0 {
-                        break;
-                    }
-                    if i == 10 {
-                        return Err(FormatError::Body("varint too long".into()));
-                    }
-                }
-                self.pos += i;
+        let short = self.window[self.pos..self.len]
+            .first_chunk::<8>()
+            .and_then(|w| short_varint(u64::from_le_bytes(*w)));
+        let d = match short {
+            Some((d, len)) => {
+                self.pos += len;
                 d
             }
             None => self.slow_varint()?,
@@ -273,6 +281,24 @@ mod tests {
             values::decode_policy(&values::encode_policy(&hp, &[0, 3, 2], 3), &hp).unwrap(),
             vec![0, 3, 2]
         );
+    }
+
+    #[test]
+    fn short_varints_are_read_as_the_byte_loop_reads_them() {
+        let mut seed = 7u64;
+        for bits in 0..64 {
+            for d in [1u64 << bits, (1u64 << bits) - 1, (1u64 << bits) | 0x55] {
+                let body = varint_body(&[d.max(1)]);
+                let (slow, len) = parse_varint_keys(&body, 1).unwrap();
+                // Whatever follows the varint must not change it.
+                seed = crate::space::ids::mix(seed);
+                let mut w = seed.to_le_bytes();
+                let n = len.min(8);
+                w[..n].copy_from_slice(&body[..n]);
+                let want = (len <= 8).then_some((slow[0], len));
+                assert_eq!(short_varint(u64::from_le_bytes(w)), want, "{d:#x}");
+            }
+        }
     }
 
     /// A body written under a header with another count, with checksums
