@@ -1,15 +1,16 @@
 //! Criterion benchmarks of the core kernels on seeded, realistic inputs:
 //! moves, canonicalisation, successor generation, the k-way merge of runs,
-//! the gather of spawn sums and the solve.
+//! decoding a run's keys, the gather of spawn sums and the solve.
 
 use std::collections::BTreeMap;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use solve2048_core::formats::chunk::{decode_keys, encode_keys, ChunkHeader, ChunkKind};
 use solve2048_core::kernel::value_table::ValueTable;
 use solve2048_core::kernel::{afterstates, enumerate, gather, merge, solve, SpawnSums};
 use solve2048_core::rules::canonical::{canonical, Orientation};
 use solve2048_core::rules::moves::Mover;
-use solve2048_core::space::ids::{mix, PartId};
+use solve2048_core::space::ids::{mix, ChunkId, PartId};
 use solve2048_core::{Board, Direction, Game};
 
 /// Seeded mid-game 4x4 boards: a random walk of real play from a fixed seed,
@@ -67,7 +68,9 @@ fn layer_states(game: &Game, sum_goal: u32, want: usize) -> (PartId, Vec<u64>) {
 }
 
 fn kernels(c: &mut Criterion) {
-    let game = Game::new(4, 64, 1.0).unwrap();
+    // To 128, not 64: random play seldom reaches tile sum 200 without a 64,
+    // so boards of a game to 64 took the walk many minutes to find.
+    let game = Game::new(4, 128, 1.0).unwrap();
     let (part, states) = layer_states(&game, 200, 20_000);
     let mover = Mover::new(solve2048_core::Shape::square(4));
 
@@ -134,6 +137,24 @@ fn kernels(c: &mut Criterion) {
         .into_iter()
         .map(|(p, g)| (p, g.concat()))
         .collect();
+    // A run's keys decoded: the successors of the states in their largest
+    // part, as an enumerate writes them.
+    let run = succ.values().max_by_key(|v| v.len()).unwrap();
+    let header = ChunkHeader {
+        kind: ChunkKind::Run,
+        game,
+        id: ChunkId {
+            part,
+            group: 0,
+            index: 0,
+        },
+        count: run.len() as u64,
+    };
+    let bytes = encode_keys(&header, run, 1);
+    g.throughput(Throughput::Elements(run.len() as u64));
+    g.bench_function("decode_run_keys", |b| {
+        b.iter(|| decode_keys(&bytes, &header).unwrap())
+    });
     let table = |sum: u32| {
         let keys: Vec<u64> = succ
             .iter()
