@@ -139,12 +139,12 @@ fn kernels(c: &mut Criterion) {
         .collect();
     // A run's keys decoded: the successors of the states in their largest
     // part, as an enumerate writes them.
-    let run = succ.values().max_by_key(|v| v.len()).unwrap();
+    let (&run_part, run) = succ.iter().max_by_key(|(_, v)| v.len()).unwrap();
     let header = ChunkHeader {
         kind: ChunkKind::Run,
         game,
         id: ChunkId {
-            part,
+            part: run_part,
             group: 0,
             index: 0,
         },
