@@ -8,7 +8,7 @@ use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughpu
 use solve2048_core::formats::chunk::{decode_keys, encode_keys, ChunkHeader, ChunkKind};
 use solve2048_core::kernel::value_table::ValueTable;
 use solve2048_core::kernel::{afterstates, enumerate, gather, merge, solve, SpawnSums};
-use solve2048_core::rules::canonical::{canonical, Orientation};
+use solve2048_core::rules::canonical::{canonical, canonical4, Orientation};
 use solve2048_core::rules::moves::Mover;
 use solve2048_core::space::ids::{mix, ChunkId, PartId};
 use solve2048_core::{Board, Direction, Game};
@@ -95,6 +95,27 @@ fn kernels(c: &mut Criterion) {
             states
                 .iter()
                 .map(|&s| canonical(s.rotate_left(16), solve2048_core::Shape::square(4)))
+                .fold(0, u64::wrapping_add)
+        })
+    });
+    // The four moves' boards of each state, canonicalised one at a time and
+    // four at once (`canonical4`: AVX2 lanes where the processor has them).
+    let square = solve2048_core::Shape::square(4);
+    let moved: Vec<[u64; 4]> = states.iter().map(|&s| mover.apply_all(s)).collect();
+    g.throughput(Throughput::Elements(4 * states.len() as u64));
+    g.bench_function("canonical_of_moves_4x4", |b| {
+        b.iter(|| {
+            moved
+                .iter()
+                .flat_map(|t| t.map(|t| canonical(t, square)))
+                .fold(0, u64::wrapping_add)
+        })
+    });
+    g.bench_function("canonical4_of_moves_4x4", |b| {
+        b.iter(|| {
+            moved
+                .iter()
+                .flat_map(|&t| canonical4(t, [true; 4], square))
                 .fold(0, u64::wrapping_add)
         })
     });

@@ -9,7 +9,7 @@ use std::collections::btree_map::{BTreeMap, Entry};
 use rayon::prelude::*;
 
 use super::batch::BATCH;
-use crate::rules::canonical::{canonical, Orientation};
+use crate::rules::canonical::{canonical4, Orientation};
 use crate::rules::moves::{has_exponent, Mover};
 use crate::rules::spawn::{empty_bits, for_each_spawn_in};
 use crate::space::ids::{spawn_group, PartId};
@@ -265,11 +265,10 @@ pub fn afterstates(game: &Game, mover: &Mover, states: &[u64]) -> Vec<u64> {
 
 fn afterstates_in_slices(game: &Game, mover: &Mover, states: &[u64], slice: usize) -> Vec<u64> {
     distinct_afterstates(states, slice, |_, s, out| {
-        for t in mover.apply_all(s) {
-            if t != s && !has_exponent(t, game.target_exp) {
-                out.push(canonical(t, game.shape));
-            }
-        }
+        let moved = mover.apply_all(s);
+        let wanted = moved.map(|t| t != s && !has_exponent(t, game.target_exp));
+        let keys = canonical4(moved, wanted, game.shape);
+        out.extend((0..4).filter(|&d| wanted[d]).map(|d| keys[d]));
     })
 }
 

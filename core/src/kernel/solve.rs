@@ -8,7 +8,7 @@ use super::batch::BATCH;
 use super::error::SolveError;
 use super::gather::{empty_cells, Spawned};
 use crate::kernel::value_table::ValueTable;
-use crate::rules::canonical::{canonical, Orientation};
+use crate::rules::canonical::{canonical, canonical4, Orientation};
 use crate::rules::direction::Direction;
 use crate::rules::moves::{has_exponent, Mover};
 use crate::rules::spawn::SpawnRule;
@@ -183,11 +183,8 @@ fn solve_batch(
         .iter()
         .map(|&s| {
             let t = mover.apply_all(s);
-            let lookup = |t: u64| t != s && !has_exponent(t, game.target_exp);
-            (
-                t,
-                t.map(|t| if lookup(t) { canonical(t, shape) } else { 0 }),
-            )
+            let lookup = t.map(|t| t != s && !has_exponent(t, game.target_exp));
+            (t, canonical4(t, lookup, shape))
         })
         .collect();
     let prefetch = |i: usize| {

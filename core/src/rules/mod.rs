@@ -10,6 +10,8 @@
 //!   length.
 //! - [`direction`]: the four moves as a type (action codes, names).
 //! - [`moves`]: the four moves on the bitboard, win and loss tests.
+//! - [`lanes`] (x86-64): the AVX2 forms of the canonical forms and
+//!   successors of 4x4 boards, chosen at run time.
 //! - [`canonical`]: the symmetries (8 of a square, 4 of a rectangle) and
 //!   canonical forms.
 //! - [`spawn`]: tile placement: start states and the successors of a state.
@@ -22,6 +24,8 @@ pub mod board;
 pub mod canonical;
 pub mod direction;
 pub mod game;
+#[cfg(target_arch = "x86_64")]
+pub mod lanes;
 pub mod moves;
 pub mod rng;
 pub mod row_tables;
