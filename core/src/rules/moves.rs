@@ -28,17 +28,20 @@ impl Mover {
         }
     }
 
-    /// Slides the first `lines` rows of `x` by `table`.
+    /// Slides the first `lines` rows of `x` toward column 0 and toward the
+    /// last column, by `table` ([`Tables::slid`]): one load a row for both.
     #[inline(always)]
-    fn lines(x: u64, lines: usize, table: &[u16]) -> u64 {
-        let mut out = 0u64;
+    fn lines(x: u64, lines: usize, table: &[u32]) -> (u64, u64) {
+        let (mut low, mut high) = (0u64, 0u64);
         for r in 0..lines {
             let row = ((x >> (16 * r)) & 0xFFFF) as usize;
             // SAFETY-free: rows of a valid board are below 16^n = table.len();
             // `get` keeps an invalid board from reading out of bounds.
-            out |= (table.get(row).copied().unwrap_or(row as u16) as u64) << (16 * r);
+            let slid = table.get(row).copied().unwrap_or(row as u32 * 0x1_0001);
+            low |= ((slid & 0xFFFF) as u64) << (16 * r);
+            high |= ((slid >> 16) as u64) << (16 * r);
         }
-        out
+        (low, high)
     }
 
     /// The board after moving `dir` (equal to `x` when the move is illegal).
@@ -46,26 +49,23 @@ impl Mover {
     pub fn apply(&self, x: u64, dir: Direction) -> u64 {
         let (r, c) = (self.shape.rows(), self.shape.cols());
         match dir {
-            Direction::Left => Self::lines(x, r, &self.rows.left),
-            Direction::Right => Self::lines(x, r, &self.rows.right),
-            Direction::Up => transpose(Self::lines(transpose(x), c, &self.columns.left)),
-            Direction::Down => transpose(Self::lines(transpose(x), c, &self.columns.right)),
+            Direction::Left => Self::lines(x, r, &self.rows.slid).0,
+            Direction::Right => Self::lines(x, r, &self.rows.slid).1,
+            Direction::Up => transpose(Self::lines(transpose(x), c, &self.columns.slid).0),
+            Direction::Down => transpose(Self::lines(transpose(x), c, &self.columns.slid).1),
         }
     }
 
     /// The boards after each move, in [`Direction::ALL`] order (each equal to
-    /// `x` where the move is illegal): [`Self::apply`] of all four, with one
-    /// transpose for both vertical moves.
+    /// `x` where the move is illegal): [`Self::apply`] of all four, a table
+    /// load a line for both directions and one transpose for both vertical
+    /// moves.
     #[inline(always)]
     pub fn apply_all(&self, x: u64) -> [u64; 4] {
         let (r, c) = (self.shape.rows(), self.shape.cols());
-        let t = transpose(x);
-        [
-            Self::lines(x, r, &self.rows.left),
-            Self::lines(x, r, &self.rows.right),
-            transpose(Self::lines(t, c, &self.columns.left)),
-            transpose(Self::lines(t, c, &self.columns.right)),
-        ]
+        let (left, right) = Self::lines(x, r, &self.rows.slid);
+        let (up, down) = Self::lines(transpose(x), c, &self.columns.slid);
+        [left, right, transpose(up), transpose(down)]
     }
 
     /// The board after moving `dir` and the move's score: the standard 2048
@@ -73,31 +73,16 @@ impl Mover {
     /// when the move is illegal).
     #[inline]
     pub fn apply_scored(&self, x: u64, dir: Direction) -> (u64, u32) {
-        let (r, c) = (self.shape.rows(), self.shape.cols());
-        match dir {
-            Direction::Left => Self::lines_scored(x, r, self.rows, &self.rows.left),
-            Direction::Right => Self::lines_scored(x, r, self.rows, &self.rows.right),
-            Direction::Up => {
-                let (y, s) = Self::lines_scored(transpose(x), c, self.columns, &self.columns.left);
-                (transpose(y), s)
-            }
-            Direction::Down => {
-                let (y, s) = Self::lines_scored(transpose(x), c, self.columns, &self.columns.right);
-                (transpose(y), s)
-            }
-        }
-    }
-
-    #[inline(always)]
-    fn lines_scored(x: u64, lines: usize, tables: &Tables, table: &[u16]) -> (u64, u32) {
-        let mut out = 0u64;
-        let mut score = 0u32;
-        for r in 0..lines {
-            let row = ((x >> (16 * r)) & 0xFFFF) as usize;
-            out |= (table.get(row).copied().unwrap_or(row as u16) as u64) << (16 * r);
-            score += tables.score.get(row).copied().unwrap_or(0);
-        }
-        (out, score)
+        // One score table serves both directions of a line.
+        let (lines, count, tables) = match dir {
+            Direction::Left | Direction::Right => (x, self.shape.rows(), self.rows),
+            Direction::Up | Direction::Down => (transpose(x), self.shape.cols(), self.columns),
+        };
+        let line = |r: usize| ((lines >> (16 * r)) & 0xFFFF) as usize;
+        let score = (0..count)
+            .map(|r| tables.score.get(line(r)).copied().unwrap_or(0))
+            .sum();
+        (self.apply(x, dir), score)
     }
 
     /// The board's shape.

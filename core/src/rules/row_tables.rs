@@ -18,10 +18,10 @@ use crate::rules::slow;
 pub struct Tables {
     /// Cells in a line.
     pub n: usize,
-    /// `left[row]`: the row after a move toward column 0.
-    pub left: Vec<u16>,
-    /// `right[row]`: the row after a move toward column `n - 1`.
-    pub right: Vec<u16>,
+    /// `slid[row]`: the row after a move toward column 0 (the low 16 bits)
+    /// and after one toward column `n - 1` (the high 16): one load gives
+    /// both.
+    pub slid: Vec<u32>,
     /// `score[row]`: the score of sliding the row, the sum of the values of
     /// the tiles its merges create. One table serves both directions: the
     /// tiles of a row, read without gaps, form runs of equal exponents, and a
@@ -41,8 +41,7 @@ impl Tables {
 
     fn build(n: usize) -> Tables {
         let rows = 1usize << (4 * n);
-        let mut left = vec![0u16; rows];
-        let mut right = vec![0u16; rows];
+        let mut slid = vec![0u32; rows];
         let mut score = vec![0u32; rows];
         for row in 0..rows {
             let cells: Vec<u8> = (0..n).map(|c| ((row >> (4 * c)) & 0xF) as u8).collect();
@@ -52,19 +51,13 @@ impl Tables {
                     .enumerate()
                     .fold(0u16, |acc, (c, &e)| acc | ((e as u16) << (4 * c)))
             };
-            left[row] = pack(&slow::slide_line(&cells));
             score[row] = slow::slide_line_score(&cells).1;
             let mut rev: Vec<u8> = cells.iter().rev().copied().collect();
             rev = slow::slide_line(&rev);
             rev.reverse();
-            right[row] = pack(&rev);
+            slid[row] = pack(&slow::slide_line(&cells)) as u32 | (pack(&rev) as u32) << 16;
         }
-        Tables {
-            n,
-            left,
-            right,
-            score,
-        }
+        Tables { n, slid, score }
     }
 }
 
