@@ -1,6 +1,6 @@
 //! The AVX2 forms of the symmetry kernels on 4x4 boards, a board or an
-//! image a 64-bit vector lane: [`canonical4`] (the canonical forms of a
-//! state's four moves at once) and [`for_each_spawn`] (the canonical
+//! image a 64-bit vector lane: `canonical4` (the canonical forms of a
+//! state's four moves at once) and `for_each_spawn` (the canonical
 //! successors of an afterstate, the 8 images of each in two vectors).
 //! Callers check [`available`] first; [`crate::rules::canonical::canonical4`]
 //! and [`crate::rules::spawn::for_each_spawn`] choose them, and the scalar

@@ -6,7 +6,7 @@
 //!   player's moves ([`enumerate_under`]).
 //! - [`backward`]: each board's value under the player with its loss
 //!   against the optimal values ([`solve_under`]); the gathers are the
-//!   solve's ([`crate::kernel::gather`]), keyed as the boards lie
+//!   solve's ([`crate::kernel::gather()`]), keyed as the boards lie
 //!   ([`crate::rules::canonical::Orientation`]).
 //!
 //! A player's moves come in as numbers ([`Moves`]), one distribution per
