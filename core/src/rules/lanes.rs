@@ -34,38 +34,55 @@ fn swap_nibbles(y: __m256i) -> __m256i {
     )
 }
 
-/// Permute the bytes of each 64-bit lane: byte `i` of the result is
-/// byte `order[i]` of the lane.
+/// Byte orders of a 64-bit lane (byte `i` of the result is byte `order[i]`
+/// of the lane), as the control of a byte shuffle: the lane's bytes as
+/// they are.
+const SAME: [u8; 8] = [0, 1, 2, 3, 4, 5, 6, 7];
+/// The 16-bit rows reversed: [`super::canonical::flip_v`] of 4 rows.
+const ROWS_REVERSED: [u8; 8] = [6, 7, 4, 5, 2, 3, 0, 1];
+/// Each row's two bytes swapped: with each byte's nibbles swapped,
+/// [`super::canonical::flip_h`] of 4 columns.
+const ROW_BYTES_SWAPPED: [u8; 8] = [1, 0, 3, 2, 5, 4, 7, 6];
+/// All 8 bytes reversed: with each byte's nibbles swapped, both flips.
+const BYTES_REVERSED: [u8; 8] = [7, 6, 5, 4, 3, 2, 1, 0];
+
+/// A byte shuffle's control for lanes 0 to 3 of byte orders `orders`. The
+/// shuffle indexes bytes within 128-bit halves: the upper lane of each half
+/// counts from 8.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn shuffle_control(orders: [[u8; 8]; 4]) -> __m256i {
+    let [a, b, c, d] = orders.map(|o| u64::from_le_bytes(o) as i64);
+    let high = 0x0808_0808_0808_0808;
+    _mm256_setr_epi64x(a, b + high, c, d + high)
+}
+
+/// Every lane's bytes in `order`.
 #[inline]
 #[target_feature(enable = "avx2")]
 fn bytes(y: __m256i, order: [u8; 8]) -> __m256i {
-    // The shuffle indexes bytes within 128-bit halves: the upper lane of
-    // each half counts from 8.
-    let low = u64::from_le_bytes(order) as i64;
-    let high = low + 0x0808_0808_0808_0808;
-    _mm256_shuffle_epi8(y, _mm256_setr_epi64x(low, high, low, high))
+    _mm256_shuffle_epi8(y, shuffle_control([order; 4]))
 }
 
-/// [`super::canonical::flip_v`] of 4 rows: the lane's 16-bit rows reversed.
+/// [`super::canonical::flip_v`] of 4 rows, lane by lane.
 #[inline]
 #[target_feature(enable = "avx2")]
 fn flip_v(y: __m256i) -> __m256i {
-    bytes(y, [6, 7, 4, 5, 2, 3, 0, 1])
+    bytes(y, ROWS_REVERSED)
 }
 
-/// [`super::canonical::flip_h`] of 4 columns: each row's bytes swapped,
-/// then each byte's nibbles.
+/// [`super::canonical::flip_h`] of 4 columns, lane by lane.
 #[inline]
 #[target_feature(enable = "avx2")]
 fn flip_h(y: __m256i) -> __m256i {
-    swap_nibbles(bytes(y, [1, 0, 3, 2, 5, 4, 7, 6]))
+    swap_nibbles(bytes(y, ROW_BYTES_SWAPPED))
 }
 
-/// Both flips: the lane's 16 nibbles reversed.
+/// Both flips, lane by lane: the lane's 16 nibbles reversed.
 #[inline]
 #[target_feature(enable = "avx2")]
 fn flip_hv(y: __m256i) -> __m256i {
-    swap_nibbles(bytes(y, [7, 6, 5, 4, 3, 2, 1, 0]))
+    swap_nibbles(bytes(y, BYTES_REVERSED))
 }
 
 /// [`super::canonical::transpose`], lane by lane.
@@ -133,11 +150,7 @@ fn least(a: __m256i, b: __m256i) -> __m256i {
 #[inline]
 #[target_feature(enable = "avx2")]
 fn images(x: u64) -> (__m256i, __m256i) {
-    #[rustfmt::skip]
-    let order = _mm256_setr_epi8(
-        0, 1, 2, 3, 4, 5, 6, 7, 9, 8, 11, 10, 13, 12, 15, 14,
-        6, 7, 4, 5, 2, 3, 0, 1, 15, 14, 13, 12, 11, 10, 9, 8,
-    );
+    let order = shuffle_control([SAME, ROW_BYTES_SWAPPED, ROWS_REVERSED, BYTES_REVERSED]);
     let bytes = _mm256_shuffle_epi8(_mm256_set1_epi64x(x as i64), order);
     let low = _mm256_blend_epi32::<0b1100_1100>(bytes, swap_nibbles(bytes));
     (low, transpose(low))
