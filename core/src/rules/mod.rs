@@ -11,7 +11,7 @@
 //! - [`direction`]: the four moves as a type (action codes, names).
 //! - [`moves`]: the four moves on the bitboard, win and loss tests.
 //! - [`lanes`] (x86-64): the AVX2 forms of the canonical forms and
-//!   successors of 4x4 boards, chosen at run time.
+//!   successors of 3x3 and 4x4 boards, chosen at run time.
 //! - [`canonical`]: the symmetries (8 of a square, 4 of a rectangle) and
 //!   canonical forms.
 //! - [`spawn`]: tile placement: start states and the successors of a state.

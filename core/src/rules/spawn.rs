@@ -4,8 +4,8 @@
 //! successor from scratch, the 8 symmetric images of the afterstate are
 //! computed once and the new tile is ORed into each image at the position its
 //! cell maps to ([`crate::rules::canonical::cell_images`]); the minimum is the
-//! canonical successor (on 4x4 boards with AVX2, the 8 images in vector
-//! lanes: `crate::rules::lanes`).
+//! canonical successor (on 3x3 and 4x4 boards with AVX2, the 8 images in
+//! vector lanes: `crate::rules::lanes`).
 
 use std::collections::BTreeMap;
 
@@ -115,9 +115,15 @@ pub fn for_each_spawn(
     mut f: impl FnMut(u64, u64),
 ) {
     #[cfg(target_arch = "x86_64")]
-    if shape == Shape::square(4) && crate::rules::lanes::available() {
-        // SAFETY: the processor has AVX2 (checked just above).
-        return unsafe { crate::rules::lanes::for_each_spawn(t, f) };
+    if crate::rules::lanes::take(shape) {
+        use crate::rules::lanes::for_each_spawn as lanes;
+        // SAFETY: the processor has AVX2 (checked by `take`).
+        return unsafe {
+            match shape.rows() {
+                4 => lanes::<4>(t, f),
+                _ => lanes::<3>(t, f),
+            }
+        };
     }
     let im = images(t, shape);
     let mut empties = empty_bits(t, shape);
@@ -193,10 +199,16 @@ pub fn for_each_spawn_of(
     mut f: impl FnMut(u64),
 ) {
     #[cfg(target_arch = "x86_64")]
-    if shape == Shape::square(4) && (tile == 1 || tile == 2) && crate::rules::lanes::available() {
+    if (tile == 1 || tile == 2) && crate::rules::lanes::take(shape) {
+        use crate::rules::lanes::for_each_spawn as lanes;
         let of_tile = |two, four| f(if tile == 1 { two } else { four });
-        // SAFETY: the processor has AVX2 (checked just above).
-        return unsafe { crate::rules::lanes::for_each_spawn(t, of_tile) };
+        // SAFETY: the processor has AVX2 (checked by `take`).
+        return unsafe {
+            match shape.rows() {
+                4 => lanes::<4>(t, of_tile),
+                _ => lanes::<3>(t, of_tile),
+            }
+        };
     }
     let im = images(t, shape);
     let mut empties = empty_bits(t, shape);
