@@ -23,17 +23,12 @@ use std::sync::OnceLock;
 use crate::rules::board::{occupied_bits, LOW_BITS};
 use crate::rules::shape::Shape;
 
-/// Whether this processor has AVX2 (detected once, then cached by `std`).
-#[inline]
-pub fn available() -> bool {
-    std::arch::is_x86_feature_detected!("avx2")
-}
-
 /// Whether the lanes take boards of `shape` on this processor: a square of
-/// side 3 or 4, and AVX2.
+/// side 3 or 4, and AVX2 (detected once, then cached by `std`).
 #[inline]
 pub fn take(shape: Shape) -> bool {
-    (shape == Shape::square(4) || shape == Shape::square(3)) && available()
+    (shape == Shape::square(4) || shape == Shape::square(3))
+        && std::arch::is_x86_feature_detected!("avx2")
 }
 
 /// Swap the two nibbles of every byte.
@@ -235,18 +230,6 @@ fn cell_shifts<const N: usize>() -> &'static [[u64; 8]; 16] {
     })
 }
 
-/// The lowest bit of each cell of the `N` x `N` block of the 4x4 frame.
-const fn block_bits(n: usize) -> u64 {
-    let row = LOW_BITS & ((1 << (4 * n)) - 1) & 0xFFFF;
-    let mut bits = 0;
-    let mut r = 0;
-    while r < n {
-        bits |= row << (16 * r);
-        r += 1;
-    }
-    bits
-}
-
 /// [`crate::rules::spawn::for_each_spawn`] on an `N` x `N` afterstate `t`:
 /// for each empty cell, in increasing order, `f(two, four)` with the
 /// canonical boards of a 2 and of a 4 placed there.
@@ -258,7 +241,8 @@ pub(crate) fn for_each_spawn<const N: usize>(t: u64, mut f: impl FnMut(u64, u64)
     let (low, high) = (_mm256_xor_si256(low, top), _mm256_xor_si256(high, top));
     let (two, four) = (_mm256_set1_epi64x(1), _mm256_set1_epi64x(2));
     let shifts = cell_shifts::<N>();
-    let mut empties = block_bits(N) & !occupied_bits(t);
+    let block = const { Shape::square(N as u8).block_mask() & LOW_BITS };
+    let mut empties = block & !occupied_bits(t);
     while empties != 0 {
         let cell = (empties.trailing_zeros() / 4) as usize;
         let s = &shifts[cell];

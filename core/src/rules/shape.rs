@@ -92,11 +92,13 @@ impl Shape {
 
     /// Mask with all four bits set in each cell of the block.
     #[inline(always)]
-    pub fn block_mask(self) -> u64 {
+    pub const fn block_mask(self) -> u64 {
         let row: u64 = (1u64 << (4 * self.cols)) - 1;
         let mut m = 0u64;
-        for r in 0..self.rows() {
+        let mut r = 0;
+        while r < self.rows {
             m |= row << (16 * r);
+            r += 1;
         }
         m
     }

@@ -200,15 +200,9 @@ pub fn for_each_spawn_of(
 ) {
     #[cfg(target_arch = "x86_64")]
     if (tile == 1 || tile == 2) && crate::rules::lanes::take(shape) {
-        use crate::rules::lanes::for_each_spawn as lanes;
+        // The pairs in lanes, each tile's half kept.
         let of_tile = |two, four| f(if tile == 1 { two } else { four });
-        // SAFETY: the processor has AVX2 (checked by `take`).
-        return unsafe {
-            match shape.rows() {
-                4 => lanes::<4>(t, of_tile),
-                _ => lanes::<3>(t, of_tile),
-            }
-        };
+        return for_each_spawn(t, shape, cell_images, of_tile);
     }
     let im = images(t, shape);
     let mut empties = empty_bits(t, shape);
