@@ -1,7 +1,8 @@
 //! A whole small game (2x2, 3x3, 4x4 to 16) enumerated and solved in memory,
 //! layer by layer, with the same kernels a stored job runs: the exact counts
-//! of `plan` for small games, and the reference the kernel tests compare
-//! against the slow implementation.
+//! of `plan` for small games, the reference the kernel tests compare
+//! against the slow implementation, and the kernels' floor on larger games
+//! (`core/examples/floor.rs`: their cost with no store).
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -57,20 +58,38 @@ pub fn solve(game: &Game) -> Solved {
     enumerate(game, |part, states| {
         parts.insert(part, states.to_vec());
     });
+    let mut values = HashMap::new();
+    solve_parts(game, &parts, |_, states, v| {
+        values.extend(states.iter().copied().zip(v.iter().copied()));
+    });
+    let start_value = Starts::new(game.shape, &game.spawn_rule()).expect(|s| values[&s]);
+    debug_assert!(values
+        .keys()
+        .all(|&s| parts[&part_of(s)].binary_search(&s).is_ok()));
+    Solved {
+        parts,
+        values,
+        start_value,
+    }
+}
+
+/// Solve the `parts` of `game` (every part, as [`enumerate`] made them)
+/// from the last layer down; `visit` sees each part's states and their
+/// values once. Holds the value tables of three layers at a time.
+pub fn solve_parts(
+    game: &Game,
+    parts: &BTreeMap<PartId, Vec<u64>>,
+    mut visit: impl FnMut(PartId, &[u64], &[f64]),
+) {
     let mover = Mover::new(game.shape);
     let rule = game.spawn_rule();
-    let mut values = HashMap::new();
     let mut tables: BTreeMap<u32, ValueTable> = BTreeMap::new();
     let empty = ValueTable::with_capacity(1);
     let max_sum = parts.keys().map(|p| p.sum).max().unwrap_or(0);
     for sum in (4..=max_sum).rev().step_by(2) {
-        let layer: Vec<&Vec<u64>> = parts
-            .iter()
-            .filter(|(p, _)| p.sum == sum)
-            .map(|(_, s)| s)
-            .collect();
-        let table = ValueTable::with_capacity(layer.iter().map(|s| s.len()).sum());
-        for states in layer {
+        let layer = parts.iter().filter(|(p, _)| p.sum == sum);
+        let table = ValueTable::with_capacity(layer.clone().map(|(_, s)| s.len()).sum());
+        for (&part, states) in layer {
             // A whole layer holds every group, so each tile's gather looks
             // its spawns up in the whole next layer.
             let after = kernel::afterstates(game, &mover, states);
@@ -91,18 +110,11 @@ pub fn solve(game: &Game) -> Solved {
             let (v, _) = kernel::solve(game, states, &sums).expect("every afterstate has sums");
             for (&s, &x) in states.iter().zip(&v) {
                 table.insert(s, x);
-                values.insert(s, x);
             }
+            visit(part, states, &v);
         }
         tables.insert(sum, table);
-    }
-    let start_value = Starts::new(game.shape, &game.spawn_rule()).expect(|s| values[&s]);
-    debug_assert!(values
-        .keys()
-        .all(|&s| parts[&part_of(s)].binary_search(&s).is_ok()));
-    Solved {
-        parts,
-        values,
-        start_value,
+        // No state of a lower layer reaches past the next two.
+        tables.retain(|&s, _| s <= sum + 4);
     }
 }
