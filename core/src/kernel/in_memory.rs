@@ -114,7 +114,7 @@ pub fn solve_parts(
             visit(part, states, &v);
         }
         tables.insert(sum, table);
-        // No state of a lower layer reaches past the next two.
-        tables.retain(|&s, _| s <= sum + 4);
+        // The next layer down looks up this one and the one above it only.
+        tables.retain(|&s, _| s <= sum + 2);
     }
 }
