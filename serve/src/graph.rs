@@ -109,7 +109,7 @@ pub async fn graph(solution: &Solution) -> Result<Graph, ApiError> {
                 to.insert(WIN.into(), 1.0);
             } else {
                 let k = f64::from(empty_bits(t, n).count_ones());
-                for_each_spawn(t, n, mover.cell_images(), |two, four| {
+                for_each_spawn(t, n, |two, four| {
                     for (x, p) in [(two, rule.two), (four, rule.four)] {
                         if p == 0.0 {
                             continue;

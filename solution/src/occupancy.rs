@@ -69,9 +69,7 @@ impl Solution {
                 }
                 let k = empty_bits(t, n).count_ones() as f64;
                 let mut spawns = Vec::new();
-                for_each_spawn(t, n, self.mover.cell_images(), |two, four| {
-                    spawns.push((two, four))
-                });
+                for_each_spawn(t, n, |two, four| spawns.push((two, four)));
                 for (two, four) in spawns {
                     for (key, q, step) in [(two, rule.two, 2), (four, rule.four, 4)] {
                         if q == 0.0 {

@@ -112,9 +112,7 @@ impl Solution {
         for dir in Direction::ALL {
             let t = self.mover.apply(board, dir);
             if t != board && !has_exponent(t, game.target_exp) {
-                for_each_spawn(t, n, self.mover.cell_images(), |two, four| {
-                    successors.push((two, four))
-                });
+                for_each_spawn(t, n, |two, four| successors.push((two, four)));
             }
         }
         // A tile the rule never spawns makes boards the store need not hold.

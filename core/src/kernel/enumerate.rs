@@ -9,9 +9,10 @@ use std::collections::btree_map::{BTreeMap, Entry};
 use rayon::prelude::*;
 
 use super::batch::BATCH;
-use crate::rules::canonical::{canonical4, Orientation};
+use crate::rules::canonical::Orientation;
 use crate::rules::moves::{has_exponent, Mover};
-use crate::rules::spawn::{empty_bits, for_each_spawn_in};
+use crate::rules::spawn::empty_bits;
+use crate::rules::symmetry::Symmetry;
 use crate::space::ids::{spawn_group, PartId};
 use crate::space::parts::successor_part;
 use crate::Game;
@@ -114,36 +115,45 @@ pub(crate) fn successors(
 /// The successors of afterstates `after`, `slice` afterstates at a time, by
 /// slot and group (each sorted and distinct): `batch_of` makes one batch's
 /// keys by slot and group, unsorted and with repeats. Few large batches,
-/// one or two per thread, each fill buckets; each bucket (of all batches)
-/// is then sorted on its own and merged into the output.
+/// one or two per thread, each fill buckets; then every bucket of every
+/// slot (of all batches) is sorted on its own, all at once on the worker's
+/// threads, and added to its [`Union`].
 fn successors_in_slices(
     after: &[u64],
     slice: usize,
     counts: [u32; 4],
     batch_of: impl Fn(&[u64]) -> [Vec<Vec<u64>>; 4] + Sync,
 ) -> [Vec<Vec<u64>>; 4] {
-    let mut acc: [Vec<Vec<u64>>; 4] = counts.map(|g| vec![Vec::new(); g as usize]);
+    // Bucket (slot, group) is `acc[first[slot] + group]`.
+    let first: Vec<usize> = (0..4)
+        .map(|slot| counts[..slot].iter().map(|&g| g as usize).sum())
+        .collect();
+    let total = counts.iter().map(|&g| g as usize).sum();
+    let mut acc: Vec<Union> = (0..total).map(|_| Union::default()).collect();
     for slice in after.chunks(slice) {
         let batch = slice
             .len()
             .div_ceil(2 * rayon::current_num_threads())
             .max(BATCH);
         let pieces: Vec<[Vec<Vec<u64>>; 4]> = slice.par_chunks(batch).map(&batch_of).collect();
-        for (slot, acc) in acc.iter_mut().enumerate() {
-            acc.par_iter_mut().enumerate().for_each(|(g, acc)| {
-                let mut keys: Vec<u64> = pieces
-                    .iter()
-                    .flat_map(|p| p[slot][g].iter().copied())
-                    .collect();
-                keys.sort_unstable();
-                keys.dedup();
-                union_into(acc, keys);
-            });
-        }
+        acc.par_iter_mut().enumerate().for_each(|(i, acc)| {
+            let slot = first
+                .iter()
+                .rposition(|&f| f <= i)
+                .expect("slot 0 starts at 0");
+            let g = i - first[slot];
+            let mut keys: Vec<u64> =
+                Vec::with_capacity(pieces.iter().map(|p| p[slot][g].len()).sum());
+            for p in &pieces {
+                keys.extend_from_slice(&p[slot][g]);
+            }
+            sort_distinct(&mut keys);
+            acc.push(keys);
+        });
     }
-    acc
+    let mut acc = acc.into_iter();
+    counts.map(|g| (&mut acc).take(g as usize).map(Union::finish).collect())
 }
-
 /// Successors by slot and group (`acc`) as keys by part: slot `slot` is part
 /// `slot_part(slot)`, and two slots can share a part (a 4 spawned beside a
 /// largest tile of 2). A slot with keys but no planned group count is an
@@ -218,6 +228,21 @@ pub(crate) fn file_requests(
     Ok(requests)
 }
 
+/// The union of sorted, distinct `a` and `b`, sorted and distinct.
+fn union(a: &[u64], b: &[u64]) -> Vec<u64> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        let (x, y) = (a[i], b[j]);
+        out.push(x.min(y));
+        i += (x <= y) as usize;
+        j += (y <= x) as usize;
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
+    out
+}
+
 /// Merge sorted, distinct `keys` into sorted, distinct `acc`.
 fn union_into(acc: &mut Vec<u64>, keys: Vec<u64>) {
     if keys.is_empty() {
@@ -227,28 +252,7 @@ fn union_into(acc: &mut Vec<u64>, keys: Vec<u64>) {
         *acc = keys;
         return;
     }
-    let mut out = Vec::with_capacity(acc.len() + keys.len());
-    let (mut i, mut j) = (0, 0);
-    while i < acc.len() && j < keys.len() {
-        match acc[i].cmp(&keys[j]) {
-            std::cmp::Ordering::Less => {
-                out.push(acc[i]);
-                i += 1;
-            }
-            std::cmp::Ordering::Greater => {
-                out.push(keys[j]);
-                j += 1;
-            }
-            std::cmp::Ordering::Equal => {
-                out.push(acc[i]);
-                i += 1;
-                j += 1;
-            }
-        }
-    }
-    out.extend_from_slice(&acc[i..]);
-    out.extend_from_slice(&keys[j..]);
-    *acc = out;
+    *acc = union(acc, &keys);
 }
 
 /// The distinct canonical afterstates of `states`: the boards their legal
@@ -264,23 +268,33 @@ pub fn afterstates(game: &Game, mover: &Mover, states: &[u64]) -> Vec<u64> {
 }
 
 fn afterstates_in_slices(game: &Game, mover: &Mover, states: &[u64], slice: usize) -> Vec<u64> {
-    distinct_afterstates(states, slice, |_, s, out| {
-        let moved = mover.apply_all(s);
-        let wanted = moved.map(|t| t != s && !has_exponent(t, game.target_exp));
-        let keys = canonical4(moved, wanted, game.shape);
-        out.extend((0..4).filter(|&d| wanted[d]).map(|d| keys[d]));
+    let (shape, target) = (game.shape, game.target_exp);
+    distinct_afterstates(states, slice, |_, batch, out| {
+        crate::with_symmetry!(shape, |sym| {
+            for &s in batch {
+                let moved = mover.apply_all(s);
+                let wanted = moved.map(|t| t != s && !has_exponent(t, target));
+                let keys = sym.canonical4(moved, wanted);
+                for d in 0..4 {
+                    if wanted[d] {
+                        out.push(keys[d]);
+                    }
+                }
+            }
+        })
     })
 }
 
-/// The distinct afterstates that `made(i, states[i], out)` pushes onto
-/// `out` for each state, sorted; `slice` states at a time. The repeats that
-/// nearby states make are dropped by a [`RecentFilter`] before the sort.
+/// The distinct afterstates that `made(first, batch, out)` pushes onto `out`
+/// for a batch of states (`states[first..first + batch.len()]`), sorted;
+/// `slice` states at a time. The repeats that nearby states make are
+/// dropped by a [`RecentFilter`] before the sort.
 pub(crate) fn distinct_afterstates(
     states: &[u64],
     slice: usize,
-    made: impl Fn(usize, u64, &mut Vec<u64>) + Sync,
+    made: impl Fn(usize, &[u64], &mut Vec<u64>) + Sync,
 ) -> Vec<u64> {
-    let mut acc = Vec::new();
+    let mut acc = Union::default();
     for (k, some) in states.chunks(slice).enumerate() {
         let first = k * slice;
         let mut after: Vec<u64> = some
@@ -288,19 +302,16 @@ pub(crate) fn distinct_afterstates(
             .enumerate()
             .map_init(RecentFilter::new, |recent, (b, batch)| {
                 let mut out = Vec::with_capacity(4 * batch.len());
-                for (j, &s) in batch.iter().enumerate() {
-                    made(first + b * BATCH + j, s, &mut out);
-                }
+                made(first + b * BATCH, batch, &mut out);
                 out.retain(|&t| recent.fresh(t));
                 out
             })
             .flatten_iter()
             .collect();
-        after.par_sort_unstable();
-        after.dedup();
-        union_into(&mut acc, after);
+        sort_distinct(&mut after);
+        acc.push(after);
     }
-    acc
+    acc.finish()
 }
 
 /// The non-terminal successors, keyed by `orientation`, of `afterstates`
@@ -317,34 +328,85 @@ fn successors_of_batch(
     groups: [u32; 4],
 ) -> [Vec<Vec<u64>>; 4] {
     let shape = game.shape;
-    let tables = mover.cell_images();
     let mut out: [Vec<Vec<u64>>; 4] = groups.map(|g| vec![Vec::new(); g as usize]);
     let mut recent = RecentFilter::new();
     // A tile the rule never spawns makes no successor (the test is the same
     // for every afterstate, so the branch predictor keeps it free).
     let rule = game.spawn_rule();
     let (two_spawns, four_spawns) = (rule.spawns(1), rule.spawns(2));
-    for &t in afterstates {
-        let grew = has_exponent(t, max_exp + 1) as usize;
-        let full_after = empty_bits(t, shape).count_ones() == 1;
-        // All spawns of one tile hold the same tiles, so share a group: found
-        // once an afterstate, not once a successor.
-        let [twos, fours] = [1, 2].map(|tile| {
-            let slot = (tile as usize - 1) * 2 + grew;
-            spawn_group(t, tile, groups[slot]) as usize
-        });
-        // A spawn that fills the board may leave no move: lost, absorbing,
-        // not stored.
-        for_each_spawn_in(orientation, t, shape, tables, |two, four| {
-            if two_spawns && recent.fresh(two) && !(full_after && mover.is_lost(two)) {
-                out[grew][twos].push(two);
-            }
-            if four_spawns && recent.fresh(four) && !(full_after && mover.is_lost(four)) {
-                out[2 + grew][fours].push(four);
-            }
-        });
-    }
+    crate::with_symmetry!(orientation, shape, |sym| {
+        for &t in afterstates {
+            let grew = has_exponent(t, max_exp + 1) as usize;
+            let full_after = empty_bits(t, shape).count_ones() == 1;
+            // All spawns of one tile hold the same tiles, so share a group:
+            // found once an afterstate, not once a successor.
+            let [twos, fours] = [1, 2].map(|tile| {
+                let slot = (tile as usize - 1) * 2 + grew;
+                spawn_group(t, tile, groups[slot]) as usize
+            });
+            // A spawn that fills the board may leave no move: lost,
+            // absorbing, not stored.
+            sym.for_each_spawn(t, |two, four| {
+                if two_spawns && recent.fresh(two) && !(full_after && mover.is_lost(two)) {
+                    out[grew][twos].push(two);
+                }
+                if four_spawns && recent.fresh(four) && !(full_after && mover.is_lost(four)) {
+                    out[2 + grew][fours].push(four);
+                }
+            });
+        }
+    });
     out
+}
+
+/// Sort `keys` and drop their repeats; a large set on all the worker's
+/// threads.
+fn sort_distinct(keys: &mut Vec<u64>) {
+    if keys.len() > PARALLEL_SORT_FROM {
+        keys.par_sort_unstable();
+    } else {
+        keys.sort_unstable();
+    }
+    keys.dedup();
+}
+
+/// Keys from which [`sort_distinct`] sorts on all threads.
+const PARALLEL_SORT_FROM: usize = 1 << 16;
+
+/// Sorted, distinct keys gathered as sorted runs: a run is merged into the
+/// one before it while that one is at most twice its size, so each key is
+/// copied a logarithmic number of times, not once a run (a whole part of
+/// the floor's game comes in dozens of slices).
+#[derive(Default)]
+struct Union {
+    runs: Vec<Vec<u64>>,
+}
+
+impl Union {
+    /// Add sorted, distinct `keys`.
+    fn push(&mut self, keys: Vec<u64>) {
+        if keys.is_empty() {
+            return;
+        }
+        self.runs.push(keys);
+        while let [.., a, b] = self.runs.as_slice() {
+            if a.len() > 2 * b.len() {
+                break;
+            }
+            let b = self.runs.pop().expect("two runs");
+            let a = self.runs.pop().expect("two runs");
+            self.runs.push(union(&a, &b));
+        }
+    }
+
+    /// The union of every run added.
+    fn finish(mut self) -> Vec<u64> {
+        let mut acc = self.runs.pop().unwrap_or_default();
+        while let Some(a) = self.runs.pop() {
+            acc = union(&a, &acc);
+        }
+        acc
+    }
 }
 
 /// Slots of [`RecentFilter`]: 256 KiB, so that it stays in a core's L2.
@@ -476,7 +538,6 @@ pub(crate) mod tests {
                         crate::rules::spawn::for_each_spawn_of(
                             a,
                             crate::Shape::square(3),
-                            mover.cell_images(),
                             tile,
                             |s| {
                                 assert_eq!(crate::space::parts::part_of(s), *p, "{a:#x}");
@@ -499,9 +560,11 @@ pub(crate) mod tests {
         let states = sample_states();
         let all: Vec<u64> = (0..states.len() as u64).collect();
         for slice in [97, 1000, states.len()] {
-            let got = distinct_afterstates(&states, slice, |i, s, out| {
-                assert_eq!(states[i], s, "slice {slice}");
-                out.push(i as u64);
+            let got = distinct_afterstates(&states, slice, |first, batch, out| {
+                for (j, &s) in batch.iter().enumerate() {
+                    assert_eq!(states[first + j], s, "slice {slice}");
+                    out.push((first + j) as u64);
+                }
             });
             assert_eq!(got, all, "slice {slice}");
         }
@@ -512,13 +575,14 @@ pub(crate) mod tests {
     #[test]
     fn distinct_afterstates_are_the_set_of_the_keys_made() {
         let states = sample_states();
-        let made = |i: usize, s: u64, out: &mut Vec<u64>| {
-            out.extend([s % 97, s % 97, i as u64 / 3, u64::MAX - 1, s]);
+        let made = |first: usize, batch: &[u64], out: &mut Vec<u64>| {
+            for (j, &s) in batch.iter().enumerate() {
+                let i = first + j;
+                out.extend([s % 97, s % 97, i as u64 / 3, u64::MAX - 1, s]);
+            }
         };
         let mut want = Vec::new();
-        for (i, &s) in states.iter().enumerate() {
-            made(i, s, &mut want);
-        }
+        made(0, &states, &mut want);
         want.sort_unstable();
         want.dedup();
         for slice in [97, 1000, states.len()] {

@@ -14,7 +14,8 @@ use super::error::SolveError;
 use crate::kernel::value_table::ValueTable;
 use crate::rules::canonical::Orientation;
 use crate::rules::moves::Mover;
-use crate::rules::spawn::{empty_bits, for_each_spawn_of_in};
+use crate::rules::spawn::empty_bits;
+use crate::rules::symmetry::Symmetry;
 use crate::{Game, Shape};
 
 /// The spawns of one tile of an afterstate, gathered before any is looked up.
@@ -29,19 +30,43 @@ pub struct Spawned {
 }
 
 impl Spawned {
-    /// The spawns of exponent `tile` on afterstate `a`, keyed by
-    /// `orientation`.
-    #[inline]
-    pub fn new(orientation: Orientation, shape: Shape, mover: &Mover, a: u64, tile: u8) -> Spawned {
+    /// No spawns.
+    const NONE: Spawned = Spawned {
+        afterstate: 0,
+        cells: 0,
+        keys: [0; 16],
+    };
+
+    /// The spawns of exponent `tile` on afterstate `a`, keyed by `sym`.
+    #[inline(always)]
+    pub fn new(sym: impl Symmetry, a: u64, tile: u8) -> Spawned {
         let mut me = Spawned {
             afterstate: a,
-            cells: 0,
-            keys: [0; 16],
+            ..Spawned::NONE
         };
-        for_each_spawn_of_in(orientation, a, shape, mover.cell_images(), tile, |key| {
+        sym.for_each_spawn_of(a, tile, |key| {
             me.keys[me.cells] = key;
             me.cells += 1;
         });
+        me
+    }
+
+    /// The spawns of a 2 and of a 4 on afterstate `a`, keyed by `sym`, made
+    /// together (the images of `a` once for both).
+    #[inline(always)]
+    pub fn pair(sym: impl Symmetry, a: u64) -> [Spawned; 2] {
+        let mut me = [Spawned {
+            afterstate: a,
+            ..Spawned::NONE
+        }; 2];
+        let mut cells = 0;
+        sym.for_each_spawn(a, |two, four| {
+            me[0].keys[cells] = two;
+            me[1].keys[cells] = four;
+            cells += 1;
+        });
+        me[0].cells = cells;
+        me[1].cells = cells;
         me
     }
 
@@ -85,38 +110,142 @@ pub fn gather(
     afterstates: &[u64],
     table: &ValueTable,
 ) -> Result<Vec<f64>, SolveError> {
-    let shape = game.shape;
-    let mover = Mover::new(shape);
-    let state_sum = sum + (1u32 << tile);
-    let sums: Vec<Result<f64, SolveError>> = afterstates
+    let [sums, _] = gather_tiles(
+        game,
+        orientation,
+        sum,
+        afterstates,
+        [Some(table), None],
+        tile,
+    )?;
+    Ok(sums)
+}
+
+/// [`gather`] of both tiles at once: the sums of each afterstate's 2-spawns
+/// (their values in `twos`) and of its 4-spawns (in `fours`), each spawn
+/// made once for both (what a whole game in memory holds both layers for).
+pub fn gather_pair(
+    game: &Game,
+    orientation: Orientation,
+    sum: u32,
+    afterstates: &[u64],
+    twos: &ValueTable,
+    fours: &ValueTable,
+) -> Result<[Vec<f64>; 2], SolveError> {
+    gather_tiles(
+        game,
+        orientation,
+        sum,
+        afterstates,
+        [Some(twos), Some(fours)],
+        1,
+    )
+}
+
+/// Afterstates a gather makes the spawns of, and prefetches their slots,
+/// before it sums the first one's: the lookups of this many afterstates are
+/// in flight at once.
+const GATHER_AHEAD: usize = 4;
+
+/// The gather kernel: with one table (`tables[0]`), the sums of the spawns
+/// of exponent `tile`; with two, those of 2s in the first and of 4s in the
+/// second.
+fn gather_tiles(
+    game: &Game,
+    orientation: Orientation,
+    sum: u32,
+    afterstates: &[u64],
+    tables: [Option<&ValueTable>; 2],
+    tile: u8,
+) -> Result<[Vec<f64>; 2], SolveError> {
+    let (shape, mover) = (game.shape, Mover::new(game.shape));
+    let sums: Vec<Result<[f64; 2], SolveError>> = afterstates
         .par_chunks(BATCH)
         .flat_map_iter(|batch| {
-            // Software pipeline: gather and prefetch the spawns of the next
-            // afterstate while the current one's lookups complete.
-            let spawned = |a: u64| {
-                let s = Spawned::new(orientation, shape, &mover, a, tile);
-                for &key in s.boards() {
-                    table.prefetch(key);
-                }
-                s
-            };
-            let mut next = batch.first().map(|&a| spawned(a));
-            let mut out = Vec::with_capacity(batch.len());
-            for i in 0..batch.len() {
-                let current = next.take().expect("gathered");
-                next = batch.get(i + 1).map(|&a| spawned(a));
-                out.push(current.sum(&mover, |key| {
-                    table.get(key).ok_or(SolveError::Missing {
-                        state: key,
-                        from: current.afterstate,
-                        sum: state_sum,
-                    })
-                }));
-            }
-            out
+            crate::with_symmetry!(orientation, shape, |sym| {
+                gather_batch(sym, &mover, sum, batch, tables, tile)
+            })
         })
         .collect();
-    sums.into_iter().collect()
+    let (mut first, mut second) = (
+        Vec::with_capacity(afterstates.len()),
+        Vec::with_capacity(if tables[1].is_some() {
+            afterstates.len()
+        } else {
+            0
+        }),
+    );
+    for s in sums {
+        let [a, b] = s?;
+        first.push(a);
+        if tables[1].is_some() {
+            second.push(b);
+        }
+    }
+    Ok([first, second])
+}
+
+/// [`gather_tiles`] of one batch, in a software pipeline: the spawns of
+/// afterstate `i + GATHER_AHEAD` are made and their slots prefetched while
+/// afterstate `i`'s lookups complete.
+#[inline(always)]
+fn gather_batch<S: Symmetry>(
+    sym: S,
+    mover: &Mover,
+    sum: u32,
+    batch: &[u64],
+    tables: [Option<&ValueTable>; 2],
+    tile: u8,
+) -> Vec<Result<[f64; 2], SolveError>> {
+    let tiles = match tables[1] {
+        Some(_) => [1, 2],
+        None => [tile, tile],
+    };
+    let spawned = |a: u64| -> [Spawned; 2] {
+        let made = match tables[1] {
+            Some(_) => Spawned::pair(sym, a),
+            None => [Spawned::new(sym, a, tile), Spawned::NONE],
+        };
+        for (s, table) in made.iter().zip(tables) {
+            if let Some(table) = table {
+                s.boards().iter().for_each(|&key| table.prefetch(key));
+            }
+        }
+        made
+    };
+    let mut ahead = [[Spawned::NONE; 2]; GATHER_AHEAD];
+    for (i, &a) in batch.iter().take(GATHER_AHEAD).enumerate() {
+        ahead[i] = spawned(a);
+    }
+    let mut out = Vec::with_capacity(batch.len());
+    for i in 0..batch.len() {
+        let current = ahead[i % GATHER_AHEAD];
+        if let Some(&a) = batch.get(i + GATHER_AHEAD) {
+            ahead[i % GATHER_AHEAD] = spawned(a);
+        }
+        let mut sums = [0.0; 2];
+        let mut error = None;
+        for k in 0..2 {
+            let Some(table) = tables[k] else { continue };
+            let state_sum = sum + (1u32 << tiles[k]);
+            let s = &current[k];
+            match s.sum(mover, |key| {
+                table.get(key).ok_or(SolveError::Missing {
+                    state: key,
+                    from: s.afterstate,
+                    sum: state_sum,
+                })
+            }) {
+                Ok(v) => sums[k] = v,
+                Err(e) => error = error.or(Some(e)),
+            }
+        }
+        out.push(match error {
+            Some(e) => Err(e),
+            None => Ok(sums),
+        });
+    }
+    out
 }
 
 /// The number of empty cells of an afterstate: what its spawn sums are

@@ -88,32 +88,41 @@ pub fn solve_parts(
     let max_sum = parts.keys().map(|p| p.sum).max().unwrap_or(0);
     for sum in (4..=max_sum).rev().step_by(2) {
         let layer = parts.iter().filter(|(p, _)| p.sum == sum);
-        let table = ValueTable::with_capacity(layer.clone().map(|(_, s)| s.len()).sum());
+        let layer_table = ValueTable::with_capacity(layer.clone().map(|(_, s)| s.len()).sum());
         for (&part, states) in layer {
             // A whole layer holds every group, so each tile's gather looks
             // its spawns up in the whole next layer.
             let after = kernel::afterstates(game, &mover, states);
+            let table = |tile: u8| tables.get(&(sum + (1 << tile))).unwrap_or(&empty);
             // A tile the rule never spawns has no successors to look up.
-            let gather = |tile: u8| {
-                if !rule.spawns(tile) {
-                    return vec![0.0; after.len()];
+            let zeros = || vec![0.0; after.len()];
+            let canonical = Orientation::Canonical;
+            let [twos, fours] = match (rule.spawns(1), rule.spawns(2)) {
+                (true, true) => {
+                    kernel::gather_pair(game, canonical, sum, &after, table(1), table(2))
                 }
-                let t = tables.get(&(sum + (1 << tile))).unwrap_or(&empty);
-                kernel::gather(game, Orientation::Canonical, sum, tile, &after, t)
-                    .expect("a whole game's layers are complete")
-            };
+                (two, _) => {
+                    let tile = if two { 1 } else { 2 };
+                    kernel::gather(game, canonical, sum, tile, &after, table(tile)).map(|sums| {
+                        if two {
+                            [sums, zeros()]
+                        } else {
+                            [zeros(), sums]
+                        }
+                    })
+                }
+            }
+            .expect("a whole game's layers are complete");
             let sums = SpawnSums {
-                twos: gather(1),
-                fours: gather(2),
-                afterstates: after.clone(),
+                twos,
+                fours,
+                afterstates: after,
             };
             let (v, _) = kernel::solve(game, states, &sums).expect("every afterstate has sums");
-            for (&s, &x) in states.iter().zip(&v) {
-                table.insert(s, x);
-            }
+            layer_table.insert_many(states, &v);
             visit(part, states, &v);
         }
-        tables.insert(sum, table);
+        tables.insert(sum, layer_table);
         // The next layer down looks up this one and the one above it only.
         tables.retain(|&s, _| s <= sum + 2);
     }

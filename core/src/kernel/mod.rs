@@ -33,7 +33,7 @@ pub mod value_table;
 
 pub use enumerate::{afterstates, enumerate, requests, GroupedKeys, UnplannedPart};
 pub use error::SolveError;
-pub use gather::{gather, Spawned};
+pub use gather::{gather, gather_pair, Spawned};
 pub use merge::{in_range, merge, seek, splitters, Merged};
 pub use solve::{action_values, afterstate_value, best_action, solve, Answer, SpawnSums};
 

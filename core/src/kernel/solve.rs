@@ -8,10 +8,11 @@ use super::batch::BATCH;
 use super::error::SolveError;
 use super::gather::{empty_cells, Spawned};
 use crate::kernel::value_table::ValueTable;
-use crate::rules::canonical::{canonical, canonical4, Orientation};
+use crate::rules::canonical::canonical;
 use crate::rules::direction::Direction;
 use crate::rules::moves::{has_exponent, Mover};
 use crate::rules::spawn::SpawnRule;
+use crate::rules::symmetry::Symmetry;
 use crate::Game;
 
 /// The spawn sums of a chunk's distinct afterstates: for each afterstate
@@ -178,15 +179,16 @@ fn solve_batch(
     values: &mut [f64],
     actions: &mut [u8],
 ) -> Result<(), SolveError> {
-    let shape = game.shape;
-    let moves: Vec<([u64; 4], [u64; 4])> = batch
-        .iter()
-        .map(|&s| {
-            let t = mover.apply_all(s);
-            let lookup = t.map(|t| t != s && !has_exponent(t, game.target_exp));
-            (t, canonical4(t, lookup, shape))
-        })
-        .collect();
+    let moves: Vec<([u64; 4], [u64; 4])> = crate::with_symmetry!(game.shape, |sym| {
+        batch
+            .iter()
+            .map(|&s| {
+                let t = mover.apply_all(s);
+                let lookup = t.map(|t| t != s && !has_exponent(t, game.target_exp));
+                (t, sym.canonical4(t, lookup))
+            })
+            .collect()
+    });
     let prefetch = |i: usize| {
         if let Some((_, after)) = moves.get(i) {
             for &a in after.iter().filter(|&&a| a != 0) {
@@ -247,7 +249,7 @@ pub fn action_values<E>(
         } else {
             let a = canonical(t, shape);
             let mut sum = |tile: u8| match rule.spawns(tile) {
-                true => Spawned::new(Orientation::Canonical, shape, mover, a, tile)
+                true => crate::with_symmetry!(shape, |sym| Spawned::new(sym, a, tile))
                     .sum(mover, &mut value),
                 false => Ok(0.0),
             };
@@ -277,6 +279,7 @@ mod tests {
     use super::*;
     use crate::kernel::slow_layers::SlowLayers;
     use crate::kernel::{afterstates, gather};
+    use crate::rules::canonical::Orientation;
     use crate::rules::game::Objective;
 
     /// Answers merge into the sorted union of their afterstates; answers of

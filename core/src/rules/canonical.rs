@@ -103,29 +103,12 @@ pub fn canonical(x: u64, shape: Shape) -> u64 {
 /// The canonical forms of the boards of `xs` that `wanted` marks
 /// ([`canonical`] of each; 0 for the others): a state's four moves. On a
 /// 3x3 or 4x4 board of an x86-64 processor with AVX2 (checked at run time),
-/// the four are computed at once, a board a vector lane.
+/// the four are computed at once, a board a vector lane. A kernel's loop
+/// chooses its [`crate::rules::symmetry::Symmetry`] once instead.
 #[inline]
 pub fn canonical4(xs: [u64; 4], wanted: [bool; 4], shape: Shape) -> [u64; 4] {
-    #[cfg(target_arch = "x86_64")]
-    if crate::rules::lanes::take(shape) {
-        use crate::rules::lanes::canonical4 as lanes;
-        let [a, b, c, d] = xs;
-        // SAFETY: the processor has AVX2 (checked by `take`).
-        let keys = unsafe {
-            match shape.rows() {
-                4 => lanes::<4>(a, b, c, d),
-                _ => lanes::<3>(a, b, c, d),
-            }
-        };
-        return std::array::from_fn(|i| if wanted[i] { keys[i] } else { 0 });
-    }
-    std::array::from_fn(|i| {
-        if wanted[i] {
-            canonical(xs[i], shape)
-        } else {
-            0
-        }
-    })
+    use crate::rules::symmetry::Symmetry;
+    crate::with_symmetry!(shape, |sym| sym.canonical4(xs, wanted))
 }
 
 /// How boards are keyed: by canonical form (a solve: one key for a board's

@@ -1,11 +1,10 @@
 //! The AVX2 forms of the symmetry kernels on square boards of side 3 and 4
 //! (`N`), a board or an image a 64-bit vector lane: `canonical4` (the
-//! canonical forms of a state's four moves at once) and `for_each_spawn`
-//! (the canonical successors of an afterstate, the 8 images of each in two
-//! vectors). Callers check [`take`] first:
-//! [`crate::rules::canonical::canonical4`] and
-//! [`crate::rules::spawn::for_each_spawn`] choose them, and the scalar forms
-//! are what the tests compare them with.
+//! canonical forms of a state's four moves at once), `for_each_spawn` (the
+//! canonical successors of an afterstate, the 8 images of each in two
+//! vectors) and `for_each_spawn_of` (those of one tile). Callers check
+//! [`take`] first: [`crate::rules::symmetry::Lanes`] runs them, and the
+//! scalar forms are what the tests compare them with.
 //!
 //! The 8 images of a board are those of the board and of its transpose under
 //! the flips (`T.H = V.T` on a square; a 3x3 board lies in the top-left block
@@ -142,6 +141,7 @@ fn transpose(x: __m256i) -> __m256i {
 /// [`crate::rules::canonical::canonical4`] of four `N` x `N` boards, a
 /// board a lane; they come in as four registers (four 8-byte stores read
 /// back as one 32-byte load would stall the load: no store forwarding).
+#[inline]
 #[target_feature(enable = "avx2")]
 pub(crate) fn canonical4<const N: usize>(a: u64, b: u64, c: u64, d: u64) -> [u64; 4] {
     let x = _mm256_setr_epi64x(a as i64, b as i64, c as i64, d as i64);
@@ -244,10 +244,7 @@ pub(crate) fn for_each_spawn<const N: usize>(t: u64, mut f: impl FnMut(u64, u64)
     let block = const { Shape::square(N as u8).block_mask() & LOW_BITS };
     let mut empties = block & !occupied_bits(t);
     while empties != 0 {
-        let cell = (empties.trailing_zeros() / 4) as usize;
-        let s = &shifts[cell];
-        let s_low = _mm256_setr_epi64x(s[0] as i64, s[1] as i64, s[2] as i64, s[3] as i64);
-        let s_high = _mm256_setr_epi64x(s[4] as i64, s[5] as i64, s[6] as i64, s[7] as i64);
+        let (s_low, s_high) = cell_shift_lanes(&shifts[(empties.trailing_zeros() / 4) as usize]);
         // A spawned tile never reaches a lane's top bit: OR it into the
         // biased images.
         let spawned = |tile| {
@@ -268,6 +265,47 @@ pub(crate) fn for_each_spawn<const N: usize>(t: u64, mut f: impl FnMut(u64, u64)
             _mm256_extract_epi64::<0>(m) as u64,
             _mm256_extract_epi64::<1>(m) as u64,
         );
+        empties &= empties - 1;
+    }
+}
+
+/// A cell's shifts ([`cell_shifts`]) as two vectors: those of the images
+/// `[x, H x, V x, HV x]` and of their transposes.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn cell_shift_lanes(s: &[u64; 8]) -> (__m256i, __m256i) {
+    // SAFETY: two unaligned 32-byte loads from the 64 bytes of `s`.
+    unsafe {
+        (
+            _mm256_loadu_si256(s.as_ptr().cast()),
+            _mm256_loadu_si256(s.as_ptr().add(4).cast()),
+        )
+    }
+}
+
+/// [`crate::rules::spawn::for_each_spawn_of`] on an `N` x `N` afterstate
+/// `t`: for each empty cell, in increasing order, `f(board)` with the
+/// canonical board of a tile of exponent `tile` placed there.
+#[inline]
+#[target_feature(enable = "avx2")]
+pub(crate) fn for_each_spawn_of<const N: usize>(t: u64, tile: u8, mut f: impl FnMut(u64)) {
+    let top = _mm256_set1_epi64x(i64::MIN);
+    let (low, high) = images::<N>(t);
+    let (low, high) = (_mm256_xor_si256(low, top), _mm256_xor_si256(high, top));
+    let tile = _mm256_set1_epi64x(tile as i64);
+    let shifts = cell_shifts::<N>();
+    let block = const { Shape::square(N as u8).block_mask() & LOW_BITS };
+    let mut empties = block & !occupied_bits(t);
+    while empties != 0 {
+        let (s_low, s_high) = cell_shift_lanes(&shifts[(empties.trailing_zeros() / 4) as usize]);
+        let m = least(
+            _mm256_or_si256(low, _mm256_sllv_epi64(tile, s_low)),
+            _mm256_or_si256(high, _mm256_sllv_epi64(tile, s_high)),
+        );
+        // Lanes 0 and 1 against 2 and 3, then lane 0 against lane 1.
+        let m = least(m, _mm256_permute4x64_epi64::<0b01_00_11_10>(m));
+        let m = least(m, _mm256_permute4x64_epi64::<0b10_11_00_01>(m));
+        f((_mm256_extract_epi64::<0>(m) as u64) ^ (1 << 63));
         empties &= empties - 1;
     }
 }

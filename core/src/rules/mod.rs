@@ -12,6 +12,9 @@
 //! - [`moves`]: the four moves on the bitboard, win and loss tests.
 //! - [`lanes`] (x86-64): the AVX2 forms of the canonical forms and
 //!   successors of 3x3 and 4x4 boards, chosen at run time.
+//! - [`symmetry`]: the symmetry kernels (canonical forms of moves, canonical
+//!   spawns) as a kernel's loop runs them: AVX2 lanes or scalar, chosen once
+//!   a loop.
 //! - [`canonical`]: the symmetries (8 of a square, 4 of a rectangle) and
 //!   canonical forms.
 //! - [`spawn`]: tile placement: start states and the successors of a state.
@@ -32,3 +35,4 @@ pub mod row_tables;
 pub mod shape;
 pub mod slow;
 pub mod spawn;
+pub mod symmetry;

@@ -31,13 +31,21 @@ impl Mover {
     /// Slides the first `lines` rows of `x` toward column 0 and toward the
     /// last column, by `table` ([`Tables::slid`]): one load a row for both.
     #[inline(always)]
-    fn lines(x: u64, lines: usize, table: &[u32]) -> (u64, u64) {
+    fn lines(x: u64, lines: usize, table: &[u32; 1 << 16]) -> (u64, u64) {
+        match lines {
+            2 => Self::slide::<2>(x, table),
+            3 => Self::slide::<3>(x, table),
+            _ => Self::slide::<4>(x, table),
+        }
+    }
+
+    /// [`Self::lines`] of `LINES` rows, unrolled.
+    #[inline(always)]
+    fn slide<const LINES: usize>(x: u64, table: &[u32; 1 << 16]) -> (u64, u64) {
         let (mut low, mut high) = (0u64, 0u64);
-        for r in 0..lines {
-            let row = ((x >> (16 * r)) & 0xFFFF) as usize;
-            // SAFETY-free: rows of a valid board are below 16^n = table.len();
-            // `get` keeps an invalid board from reading out of bounds.
-            let slid = table.get(row).copied().unwrap_or(row as u32 * 0x1_0001);
+        for r in 0..LINES {
+            // Any 16-bit row indexes the table: no bounds check.
+            let slid = table[((x >> (16 * r)) & 0xFFFF) as usize];
             low |= ((slid & 0xFFFF) as u64) << (16 * r);
             high |= ((slid >> 16) as u64) << (16 * r);
         }

@@ -20,8 +20,10 @@ pub struct Tables {
     pub n: usize,
     /// `slid[row]`: the row after a move toward column 0 (the low 16 bits)
     /// and after one toward column `n - 1` (the high 16): one load gives
-    /// both.
-    pub slid: Vec<u32>,
+    /// both. Indexed by any 16-bit row, so that a lookup needs no bounds
+    /// check: a row with a tile beyond the line's `n` cells (no board's)
+    /// stays as it is.
+    pub slid: Box<[u32; 1 << 16]>,
     /// `score[row]`: the score of sliding the row, the sum of the values of
     /// the tiles its merges create. One table serves both directions: the
     /// tiles of a row, read without gaps, form runs of equal exponents, and a
@@ -41,7 +43,11 @@ impl Tables {
 
     fn build(n: usize) -> Tables {
         let rows = 1usize << (4 * n);
-        let mut slid = vec![0u32; rows];
+        let mut slid: Box<[u32; 1 << 16]> = (0..1u32 << 16)
+            .map(|row| row * 0x1_0001)
+            .collect::<Vec<u32>>()
+            .try_into()
+            .expect("one entry a 16-bit row");
         let mut score = vec![0u32; rows];
         for row in 0..rows {
             let cells: Vec<u8> = (0..n).map(|c| ((row >> (4 * c)) & 0xF) as u8).collect();

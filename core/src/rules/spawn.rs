@@ -10,8 +10,9 @@
 use std::collections::BTreeMap;
 
 use crate::rules::board::{occupied_bits, LOW_BITS};
-use crate::rules::canonical::{canonical, images, Orientation};
+use crate::rules::canonical::{canonical, Orientation};
 use crate::rules::shape::Shape;
+use crate::rules::symmetry::Symmetry;
 
 /// The spawn rule: a spawned tile is a 4 (exponent 2) with probability
 /// `four` and a 2 (exponent 1) otherwise, on a uniformly random empty cell.
@@ -105,116 +106,39 @@ pub fn empty_bits(x: u64, shape: Shape) -> u64 {
 }
 
 /// Calls `f(two, four)` for each empty cell of afterstate `t`, in increasing
-/// cell order, with the canonical boards made by placing a 2 and a 4 there.
-/// `cell_images` is the shape's [`crate::rules::canonical::cell_images`].
-#[inline(always)]
-pub fn for_each_spawn(
-    t: u64,
-    shape: Shape,
-    cell_images: &[[u8; 16]; 8],
-    mut f: impl FnMut(u64, u64),
-) {
-    #[cfg(target_arch = "x86_64")]
-    if crate::rules::lanes::take(shape) {
-        use crate::rules::lanes::for_each_spawn as lanes;
-        // SAFETY: the processor has AVX2 (checked by `take`).
-        return unsafe {
-            match shape.rows() {
-                4 => lanes::<4>(t, f),
-                _ => lanes::<3>(t, f),
-            }
-        };
-    }
-    let im = images(t, shape);
-    let mut empties = empty_bits(t, shape);
-    while empties != 0 {
-        let cell = (empties.trailing_zeros() / 4) as usize;
-        let mut two = u64::MAX;
-        let mut four = u64::MAX;
-        for (g, &img) in im.iter().enumerate() {
-            let shift = 4 * cell_images[g][cell] as u32;
-            two = two.min(img | (1u64 << shift));
-            four = four.min(img | (2u64 << shift));
-        }
-        f(two, four);
-        empties &= empties - 1;
-    }
+/// cell order, with the canonical boards made by placing a 2 and a 4 there
+/// ([`Symmetry::for_each_spawn`], chosen for this one afterstate: a
+/// kernel's loop chooses its [`Symmetry`] once instead).
+#[inline]
+pub fn for_each_spawn(t: u64, shape: Shape, f: impl FnMut(u64, u64)) {
+    crate::with_symmetry!(shape, |sym| sym.for_each_spawn(t, f))
 }
 
 /// [`for_each_spawn`] with the boards keyed by `orientation`: canonical, or
 /// as they lie.
-#[inline(always)]
-pub fn for_each_spawn_in(
-    orientation: Orientation,
-    t: u64,
-    shape: Shape,
-    cell_images: &[[u8; 16]; 8],
-    mut f: impl FnMut(u64, u64),
-) {
-    match orientation {
-        Orientation::Canonical => for_each_spawn(t, shape, cell_images, f),
-        Orientation::AsTheyLie => {
-            let mut empties = empty_bits(t, shape);
-            while empties != 0 {
-                let bit = empties & empties.wrapping_neg();
-                f(t | bit, t | (bit << 1));
-                empties &= empties - 1;
-            }
-        }
-    }
+#[inline]
+pub fn for_each_spawn_in(orientation: Orientation, t: u64, shape: Shape, f: impl FnMut(u64, u64)) {
+    crate::with_symmetry!(orientation, shape, |sym| sym.for_each_spawn(t, f))
 }
 
 /// [`for_each_spawn_of`] with the boards keyed by `orientation`.
-#[inline(always)]
+#[inline]
 pub fn for_each_spawn_of_in(
     orientation: Orientation,
     t: u64,
     shape: Shape,
-    cell_images: &[[u8; 16]; 8],
     tile: u8,
-    mut f: impl FnMut(u64),
+    f: impl FnMut(u64),
 ) {
-    match orientation {
-        Orientation::Canonical => for_each_spawn_of(t, shape, cell_images, tile, f),
-        Orientation::AsTheyLie => {
-            let mut empties = empty_bits(t, shape);
-            while empties != 0 {
-                let bit = empties & empties.wrapping_neg();
-                f(t | (bit * tile as u64));
-                empties &= empties - 1;
-            }
-        }
-    }
+    crate::with_symmetry!(orientation, shape, |sym| sym.for_each_spawn_of(t, tile, f))
 }
 
 /// Calls `f(board)` for each empty cell of afterstate `t`, in increasing cell
 /// order, with the canonical board made by placing a tile of exponent `tile`
 /// (1 for a 2, 2 for a 4) there: [`for_each_spawn`] for one tile.
-#[inline(always)]
-pub fn for_each_spawn_of(
-    t: u64,
-    shape: Shape,
-    cell_images: &[[u8; 16]; 8],
-    tile: u8,
-    mut f: impl FnMut(u64),
-) {
-    #[cfg(target_arch = "x86_64")]
-    if (tile == 1 || tile == 2) && crate::rules::lanes::take(shape) {
-        // The pairs in lanes, each tile's half kept.
-        let of_tile = |two, four| f(if tile == 1 { two } else { four });
-        return for_each_spawn(t, shape, cell_images, of_tile);
-    }
-    let im = images(t, shape);
-    let mut empties = empty_bits(t, shape);
-    while empties != 0 {
-        let cell = (empties.trailing_zeros() / 4) as usize;
-        let mut best = u64::MAX;
-        for (g, &img) in im.iter().enumerate() {
-            best = best.min(img | ((tile as u64) << (4 * cell_images[g][cell] as u32)));
-        }
-        f(best);
-        empties &= empties - 1;
-    }
+#[inline]
+pub fn for_each_spawn_of(t: u64, shape: Shape, tile: u8, f: impl FnMut(u64)) {
+    crate::with_symmetry!(shape, |sym| sym.for_each_spawn_of(t, tile, f))
 }
 
 /// The start distribution: canonical boards with two tiles placed on the empty
@@ -298,7 +222,6 @@ mod tests {
     fn spawns_match_slow() {
         let mut seed = 99u64;
         for shape in Shape::all() {
-            let cells = crate::rules::canonical::cell_images(shape);
             for _ in 0..3000 {
                 seed = seed
                     .wrapping_mul(6364136223846793005)
@@ -317,7 +240,7 @@ mod tests {
                     }
                 }
                 let mut fast = Vec::new();
-                for_each_spawn(t, shape, cells, |two, four| {
+                for_each_spawn(t, shape, |two, four| {
                     fast.push(two);
                     fast.push(four);
                 });
@@ -328,7 +251,7 @@ mod tests {
                     .collect();
                 assert_eq!(fast, slow, "{shape} t={t:#x}");
                 let mut lying = Vec::new();
-                for_each_spawn_in(Orientation::AsTheyLie, t, shape, cells, |two, four| {
+                for_each_spawn_in(Orientation::AsTheyLie, t, shape, |two, four| {
                     lying.push(two);
                     lying.push(four);
                 });
@@ -342,21 +265,20 @@ mod tests {
     fn spawns_of_one_tile_are_the_pairs_halves() {
         let mut seed = 7u64;
         for shape in Shape::all() {
-            let cells = crate::rules::canonical::cell_images(shape);
             for _ in 0..2000 {
                 seed = crate::space::ids::mix(seed);
                 let t = seed & shape.block_mask() & 0x3333_3333_3333_3333;
                 for o in [Orientation::Canonical, Orientation::AsTheyLie] {
                     let (mut twos, mut fours) = (Vec::new(), Vec::new());
-                    for_each_spawn_in(o, t, shape, cells, |a, b| {
+                    for_each_spawn_in(o, t, shape, |a, b| {
                         twos.push(a);
                         fours.push(b);
                     });
                     let mut only = Vec::new();
-                    for_each_spawn_of_in(o, t, shape, cells, 1, |a| only.push(a));
+                    for_each_spawn_of_in(o, t, shape, 1, |a| only.push(a));
                     assert_eq!(only, twos);
                     only.clear();
-                    for_each_spawn_of_in(o, t, shape, cells, 2, |b| only.push(b));
+                    for_each_spawn_of_in(o, t, shape, 2, |b| only.push(b));
                     assert_eq!(only, fours);
                 }
             }

@@ -283,7 +283,6 @@ mod tests {
     #[test]
     fn spawns_stay_in_their_afterstates_slice() {
         let four = crate::Shape::square(4);
-        let cells = crate::rules::canonical::cell_images(four);
         let mut counts = [0u32; 5];
         for (i, b) in boards().enumerate().take(5000) {
             let a = b & !(0xF << (4 * (i % 16)));
@@ -298,7 +297,7 @@ mod tests {
                         assert_eq!(slice_of(canon, four, slices), want);
                     }
                 }
-                crate::rules::spawn::for_each_spawn(a, four, cells, |two, four| {
+                crate::rules::spawn::for_each_spawn(a, four, |two, four| {
                     assert_eq!(slice_of(two, crate::Shape::square(4), slices), want);
                     assert_eq!(slice_of(four, crate::Shape::square(4), slices), want);
                 });

@@ -20,7 +20,7 @@ use crate::kernel::enumerate::{
 };
 use crate::kernel::gather::empty_cells;
 use crate::kernel::merge::seek;
-use crate::rules::canonical::{cell_images, Orientation};
+use crate::rules::canonical::Orientation;
 use crate::rules::direction::Direction;
 use crate::rules::moves::{has_exponent, Mover};
 use crate::rules::spawn::{for_each_spawn_of_in, SpawnRule, Starts};
@@ -78,7 +78,7 @@ impl<'a> Reach<'a> {
             return Ok(());
         };
         let (shape, states) = (self.shape, self.states);
-        let (images, p_tile) = (cell_images(shape), self.rule.chance(tile));
+        let p_tile = self.rule.chance(tile);
         for (ks, ms) in keys.chunks(PUSH_SLICE).zip(masses.chunks(PUSH_SLICE)) {
             // Found in parallel, in order; added in that order.
             let adds: Vec<(usize, f64)> = ks
@@ -88,7 +88,7 @@ impl<'a> Reach<'a> {
                     let mut out = Vec::new();
                     for (&a, &mass) in ks.iter().zip(ms) {
                         let share = mass * (p_tile / empty_cells(a, shape) as f64);
-                        for_each_spawn_of_in(Orientation::AsTheyLie, a, shape, images, tile, |s| {
+                        for_each_spawn_of_in(Orientation::AsTheyLie, a, shape, tile, |s| {
                             if (lo..=hi).contains(&s) {
                                 if let Ok(i) = states.binary_search(&s) {
                                     out.push((i, share));
@@ -147,8 +147,10 @@ pub fn enumerate_under(
     same_length("reach", states.len(), reach.len())?;
     let mover = Mover::new(game.shape);
     check_all(&mover, states, moves)?;
-    let after = distinct_afterstates(states, SLICE, |i, s, out| {
-        played(game, &mover, s, &moves[i], |t, _| out.push(t))
+    let after = distinct_afterstates(states, SLICE, |first, batch, out| {
+        for (j, &s) in batch.iter().enumerate() {
+            played(game, &mover, s, &moves[first + j], |t, _| out.push(t))
+        }
     });
     let requests = file_requests(game, part, &after, &groups)?;
     let successors = successors(game, Orientation::AsTheyLie, part, &after, &groups, SLICE)?;
