@@ -90,7 +90,7 @@ impl Reporter {
                 }
                 s.stage_done += 1;
                 s.phase_states += states;
-                if matches!(s.stage, "merge") {
+                if matches!(s.stage, "expand" | "merge") {
                     s.states += states;
                 }
                 if *skipped {

@@ -1,5 +1,5 @@
 //! Criterion benchmarks of the core kernels on seeded, realistic inputs:
-//! moves, canonicalisation, successor generation, the k-way merge of runs,
+//! moves, canonicalisation, afterstates and their expansion, the k-way merge of runs,
 //! decoding a run's keys, the gather of spawn sums and the solve.
 
 use std::collections::BTreeMap;
@@ -7,9 +7,12 @@ use std::collections::BTreeMap;
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use solve2048_core::formats::chunk::{decode_keys, encode_keys, ChunkHeader, ChunkKind};
 use solve2048_core::kernel::value_table::ValueTable;
-use solve2048_core::kernel::{afterstates, enumerate, gather, merge, solve, SpawnSums};
-use solve2048_core::rules::canonical::{canonical, canonical4, Orientation};
+use solve2048_core::kernel::{
+    afterstates, expand, filed_afterstates, gather, merge, solve, SpawnSums,
+};
+use solve2048_core::rules::canonical::{canonical, Orientation};
 use solve2048_core::rules::moves::Mover;
+use solve2048_core::rules::symmetry::canonical4;
 use solve2048_core::space::ids::{mix, ChunkId, PartId};
 use solve2048_core::{Board, Direction, Game};
 
@@ -124,9 +127,30 @@ fn kernels(c: &mut Criterion) {
     let mut g = c.benchmark_group("kernel");
     g.sample_size(10);
     g.throughput(Throughput::Elements(states.len() as u64));
-    g.bench_function("enumerate_4x4_successors", |b| {
-        b.iter(|| enumerate(&game, part, &states, |_| Some(1)))
+    g.bench_function("enumerate_4x4_afterstates", |b| {
+        b.iter(|| filed_afterstates(&game, part, &states, |_| Some(1)))
     });
+    // An expand task: the states of each successor part from the
+    // afterstates filed to it (a 2 spawned a part of the sum above, a 4 two
+    // above).
+    let filed = filed_afterstates(&game, part, &states, |_| Some(1)).unwrap();
+    let expand_all = || -> BTreeMap<_, Vec<u64>> {
+        filed
+            .iter()
+            .map(|(&p, groups)| {
+                let tile = (p.sum - part.sum) / 2;
+                let after: [&[u64]; 2] = match tile {
+                    1 => [&groups[0], &[]],
+                    _ => [&[], &groups[0]],
+                };
+                (p, expand(&game, Orientation::Canonical, after, &[]))
+            })
+            .collect()
+    };
+    let spawned: usize = expand_all().values().map(Vec::len).sum();
+    g.throughput(Throughput::Elements(spawned as u64));
+    g.bench_function("expand_4x4_successors", |b| b.iter(expand_all));
+    g.throughput(Throughput::Elements(states.len() as u64));
     // A merge task's k-way merge: 128 runs (a group of a 4x4 layer hears
     // from about that many chunks), overlapping as successors of nearby
     // chunks do.
@@ -153,13 +177,9 @@ fn kernels(c: &mut Criterion) {
     });
     // Values: gather the spawn sums of the states' distinct afterstates from
     // tables holding every successor, then solve the states from them.
-    let succ: BTreeMap<_, Vec<u64>> = enumerate(&game, part, &states, |_| Some(1))
-        .unwrap()
-        .into_iter()
-        .map(|(p, g)| (p, g.concat()))
-        .collect();
+    let succ = expand_all();
     // A run's keys decoded: the successors of the states in their largest
-    // part, as an enumerate writes them.
+    // part, as an expand writes them.
     let (&run_part, run) = succ.iter().max_by_key(|(_, v)| v.len()).unwrap();
     let header = ChunkHeader {
         kind: ChunkKind::Run,

@@ -10,7 +10,8 @@
 use solve2048_core::rules::moves::{has_exponent, Mover};
 use solve2048_core::{rules::slow, Game, Objective};
 
-use solve2048_core::rules::spawn::{empty_bits, SpawnRule};
+use solve2048_core::rules::board::empty_bits;
+use solve2048_core::rules::spawn::SpawnRule;
 
 use crate::player::BoardMap;
 use crate::{NotExact, Player};

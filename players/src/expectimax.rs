@@ -39,9 +39,10 @@
 
 use std::sync::{Arc, OnceLock};
 
+use solve2048_core::rules::board::empty_bits;
 use solve2048_core::rules::canonical::transpose;
 use solve2048_core::rules::moves::Mover;
-use solve2048_core::rules::spawn::{empty_bits, SpawnRule};
+use solve2048_core::rules::spawn::SpawnRule;
 use solve2048_core::Direction;
 use solve2048_core::Shape;
 

@@ -6,9 +6,10 @@
 use std::collections::BTreeMap;
 
 use serde::Serialize;
+use solve2048_core::rules::board::empty_bits;
 use solve2048_core::rules::canonical::canonical;
 use solve2048_core::rules::moves::{has_exponent, Mover};
-use solve2048_core::rules::spawn::{empty_bits, for_each_spawn, Starts};
+use solve2048_core::rules::spawn::{for_each_spawn, Starts};
 use solve2048_core::{Board, Direction, Shape};
 use solve2048_solution::Solution;
 

@@ -4,8 +4,9 @@
 
 use std::collections::HashMap;
 
+use solve2048_core::rules::board::empty_bits;
 use solve2048_core::rules::moves::has_exponent;
-use solve2048_core::rules::spawn::{empty_bits, for_each_spawn};
+use solve2048_core::rules::spawn::for_each_spawn;
 use solve2048_core::{Board, Direction};
 
 use crate::solution::{QueryError, Solution};

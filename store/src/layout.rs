@@ -105,6 +105,16 @@ pub fn runs(source: Option<&ChunkId>, target: u32, attempt: AttemptId) -> String
     }
 }
 
+/// Sorted run `index` of states that an expand of `group` of `part` wrote (a
+/// group too large to sort at once), as one bundle, written by attempt
+/// `attempt`.
+pub fn expanded_run(part: &PartId, group: u32, index: u32, attempt: AttemptId) -> String {
+    format!(
+        "runs/s{:05}/m{:02}-g{:04}-r{index:04}-{attempt}.runs",
+        part.sum, part.max_exp, group
+    )
+}
+
 /// The requests of chunk `source`, as one bundle, written by attempt
 /// `attempt`.
 pub fn requests(source: &ChunkId, attempt: AttemptId) -> String {

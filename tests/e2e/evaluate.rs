@@ -21,8 +21,9 @@ use std::path::Path;
 use std::process::Output;
 use std::time::{Duration, Instant};
 
+use solve2048_core::rules::board::empty_bits;
 use solve2048_core::rules::moves::{has_exponent, Mover};
-use solve2048_core::rules::spawn::{empty_bits, SpawnRule};
+use solve2048_core::rules::spawn::SpawnRule;
 use solve2048_core::{Direction, Game, Objective, Shape};
 use solve2048_players::{parse, simulate, slow_value, NotExact, Parsed, Player};
 

@@ -62,7 +62,10 @@ fn plan_sizes_4x4_to_64_workers_by_their_tasks() {
         .iter()
         .map(|t| t["kind"].as_str().unwrap())
         .collect();
-    assert_eq!(kinds, ["enumerate", "merge", "ask", "gather", "solve"]);
+    assert_eq!(
+        kinds,
+        ["enumerate", "expand", "merge", "ask", "gather", "solve"]
+    );
     // Layers are labelled; the max-tile-16 parts are exact, the rest estimated.
     let layers = p["layers"].as_array().unwrap();
     assert_eq!(layers[0]["source"], "exact");

@@ -132,6 +132,7 @@ pub fn memory(layers: &[LayerCount], largest_part: u64, cluster: &Cluster) -> Me
     let group = ((largest_part as f64 * LARGEST_GROUP_OF_PART) as u64).min(largest_part);
     let enumerate = footprint::enumerate_bytes(chunk);
     let ask = footprint::ask_bytes(chunk);
+    let expand = largest_expand(group, chunk, cluster.chunk_size);
     let merge = largest_merge(group, chunk, cluster.chunk_size);
     let solve = footprint::solve_bytes(chunk, (chunk as f64 * RESPONSE_KEYS_PER_STATE) as u64);
     let gather = largest_gather(chunk);
@@ -139,6 +140,10 @@ pub fn memory(layers: &[LayerCount], largest_part: u64, cluster: &Cluster) -> Me
         TaskMemory {
             kind: "enumerate",
             bytes: enumerate,
+        },
+        TaskMemory {
+            kind: "expand",
+            bytes: expand,
         },
         TaskMemory {
             kind: "merge",
@@ -174,6 +179,28 @@ pub fn memory(layers: &[LayerCount], largest_part: u64, cluster: &Cluster) -> Me
 /// run (the largest, 123 M keys in 144 runs, 0.86 M): a chunk's successors
 /// land in many groups.
 pub const RUN_KEYS_PER_RUN_OF_CHUNK: f64 = 0.16;
+
+/// Afterstate run keys an expand reads per state of its group: the 0.83
+/// distinct afterstates a state of a chunk makes (the largest part of layer
+/// 84 of 4x4 to 32), filed once a tile, from the two layers below, of about
+/// as many states as the group's own; rounded up.
+pub const AFTERSTATE_RUN_KEYS_PER_STATE: f64 = 2.0;
+
+/// The most an expand task of a group of `group` states holds, with chunks
+/// of `chunk` states (`chunk_size` as the job sets it): its afterstate runs
+/// whole, a frame of each decoded at a time, and its spawns
+/// ([`footprint::expand_bytes`]).
+fn largest_expand(group: u64, chunk: u64, chunk_size: u64) -> u64 {
+    let keys = (group as f64 * AFTERSTATE_RUN_KEYS_PER_STATE) as u64;
+    let runs = (keys as f64 / (RUN_KEYS_PER_RUN_OF_CHUNK * chunk as f64)).ceil() as u64;
+    let frame = run_frame_keys(chunk_size).min(keys.max(1));
+    footprint::expand_bytes(
+        keys,
+        keys,
+        runs * footprint::decoded_blob_bytes(frame),
+        chunk_size,
+    )
+}
 
 /// The most a merge task of a group of `group` states holds, with chunks of
 /// `chunk` states (`chunk_size` as the job sets it): a group of more than

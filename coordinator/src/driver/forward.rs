@@ -1,5 +1,8 @@
-//! The forward pass: seed, then for each layer merge (a large group in
-//! key-range pieces) and enumerate.
+//! The forward pass: seed, then for each layer expand (each group's states
+//! from the afterstates filed to it; a group too large to sort at once
+//! comes out as sorted state runs), merge (groups of state runs only: the
+//! start states, an evaluation's successors, and those large groups; a
+//! larger one in key-range pieces) and enumerate.
 
 use std::collections::BTreeMap;
 
@@ -12,7 +15,7 @@ use solve2048_core::task::{
 };
 use solve2048_store::layout;
 
-use super::{file_requests, Driver, Requests};
+use super::{file_requests, unexpected, Driver, Requests};
 use crate::records::CoordinatorError;
 
 impl Driver<'_> {
@@ -47,24 +50,75 @@ impl Driver<'_> {
         add_outputs(&mut pending, &mut requests, seed);
         let mut sum = 4;
         while pending.keys().any(|p| p.sum >= sum) {
-            // Merge layer `sum`.
+            // Expand and merge layer `sum`.
             let parts: Vec<PartId> = pending.keys().filter(|p| p.sum == sum).copied().collect();
-            let mut merges = Vec::new();
+            let (mut expands, mut merges) = (Vec::new(), Vec::new());
             for part in &parts {
                 for (group, runs) in pending.remove(part).unwrap() {
-                    merges.extend(self.merge_tasks(*part, group, runs));
+                    if runs.iter().any(|r| r.spawns.is_some()) {
+                        expands.push(Task::Expand {
+                            part: *part,
+                            group,
+                            runs,
+                        });
+                    } else {
+                        merges.extend(self.merge_tasks(*part, group, runs));
+                    }
                 }
             }
-            let outputs = self
-                .stage(Phase::Enumerate, "merge", sum, merges.clone())
-                .await?;
             let mut chunks: Vec<ChunkRef> = Vec::new();
-            for out in outputs {
-                if let TaskOutput::Chunks(c) = out {
-                    chunks.extend(c);
+            // Groups expanded into sorted runs: part -> group -> runs.
+            let mut sorted: BTreeMap<PartId, BTreeMap<u32, Vec<RunRef>>> = BTreeMap::new();
+            // A layer has expands or merges, or both (start layers, and a
+            // group expanded into runs): a stage of no task is skipped.
+            let expanded = match expands.is_empty() {
+                true => Vec::new(),
+                false => {
+                    self.stage(Phase::Enumerate, "expand", sum, expands.clone())
+                        .await?
+                }
+            };
+            for out in expanded {
+                match out {
+                    TaskOutput::Chunks(c) => chunks.extend(c),
+                    TaskOutput::Runs(runs) => {
+                        for r in runs {
+                            sorted
+                                .entry(r.part)
+                                .or_default()
+                                .entry(r.group)
+                                .or_default()
+                                .push(r);
+                        }
+                    }
+                    other => return Err(unexpected("expand", &other)),
+                }
+            }
+            for (part, groups) in sorted {
+                for (group, runs) in groups {
+                    merges.extend(self.merge_tasks(part, group, runs));
+                }
+            }
+            let merged = match merges.is_empty() {
+                true => Vec::new(),
+                false => {
+                    self.stage(Phase::Enumerate, "merge", sum, merges.clone())
+                        .await?
+                }
+            };
+            for out in merged {
+                match out {
+                    TaskOutput::Chunks(c) => chunks.extend(c),
+                    other => return Err(unexpected("merge", &other)),
                 }
             }
             chunks.sort_by_key(|c| c.id);
+            // A part whose afterstates' spawns are all lost has no states:
+            // it is no part of the layer (nor is a layer of such parts).
+            let parts: Vec<PartId> = parts
+                .into_iter()
+                .filter(|&p| chunks.iter().any(|c| c.id.part == p))
+                .collect();
             let index = LayerIndex {
                 sum,
                 parts: parts
@@ -81,18 +135,21 @@ impl Driver<'_> {
                     })
                     .collect(),
             };
-            self.records
-                .put_json(&layout::layer_index(sum), &index)
-                .await?;
+            if !parts.is_empty() {
+                self.records
+                    .put_json(&layout::layer_index(sum), &index)
+                    .await?;
+            }
             for c in &chunks {
                 *sizes.entry(c.id.part).or_default() += c.count;
             }
             self.scheduler
                 .layer_counted(sum, chunks.iter().map(|c| c.count).sum(), false);
-            // Free the run bundles no layer still waiting to merge reads
-            // (a chunk's bundle holds runs for two layers).
-            let read = merges.iter().flat_map(|t| match t {
-                Task::Merge { runs, .. } => runs.iter().map(|r| r.object.as_str()).collect(),
+            // Free the run bundles no layer still waiting to expand reads.
+            let read = expands.iter().chain(&merges).flat_map(|t| match t {
+                Task::Expand { runs, .. } | Task::Merge { runs, .. } => {
+                    runs.iter().map(|r| r.object.as_str()).collect()
+                }
                 _ => Vec::new(),
             });
             let waiting = pending
@@ -118,9 +175,13 @@ impl Driver<'_> {
                     })
                 })
                 .collect();
-            let outputs = self
-                .stage(Phase::Enumerate, "enumerate", sum, enumerates)
-                .await?;
+            let outputs = match enumerates.is_empty() {
+                true => Vec::new(),
+                false => {
+                    self.stage(Phase::Enumerate, "enumerate", sum, enumerates)
+                        .await?
+                }
+            };
             self.keep_pushes(&outputs);
             add_outputs(&mut pending, &mut requests, outputs);
             if !chunks.is_empty() {

@@ -22,7 +22,9 @@ use std::pin::Pin;
 use std::sync::Mutex;
 
 use solve2048_core::space::ids::{ChunkId, PartId};
-use solve2048_core::task::{ChunkRef, GatherGroup, GatherPiece, RequestRef, Task, TaskOutput};
+use solve2048_core::task::{
+    ChunkRef, GatherGroup, GatherPiece, RequestRef, RunRef, Task, TaskOutput,
+};
 use solve2048_store::layout;
 
 use crate::records::{CoordinatorError, Records};
@@ -54,9 +56,14 @@ impl Repair {
     /// Note the bundles a task's output names, to make them again if they
     /// are needed and gone.
     pub(super) fn note(&self, task: &Task, out: &TaskOutput) {
+        // An expand's output is chunks, or runs a merge reads.
         if !matches!(
             task,
-            Task::Seed { .. } | Task::Enumerate { .. } | Task::Ask { .. } | Task::Gather { .. }
+            Task::Seed { .. }
+                | Task::Enumerate { .. }
+                | Task::Expand { .. }
+                | Task::Ask { .. }
+                | Task::Gather { .. }
         ) {
             return;
         }
@@ -188,27 +195,21 @@ pub(super) fn with_inputs<'a>(ctx: Ctx<'a>, task: Task) -> Boxed<'a, Task> {
                 mut runs,
                 piece,
             } => {
-                for (object, made) in
-                    remake_all(ctx, runs.iter().map(|r| r.object.clone()), None).await?
-                {
-                    let new: Vec<_> = match &made {
-                        TaskOutput::Runs(r) | TaskOutput::Enumerated { runs: r, .. } => r.clone(),
-                        _ => Vec::new(),
-                    };
-                    for r in runs.iter_mut().filter(|r| r.object == object) {
-                        let found = new
-                            .iter()
-                            .find(|n| n.part == r.part && n.group == r.group)
-                            .filter(|n| n.checksum == r.checksum && n.count == r.count);
-                        *r = found.cloned().ok_or_else(|| differs(&object))?;
-                    }
-                }
+                with_runs(ctx, &mut runs).await?;
                 Ok(Task::Merge {
                     part,
                     group,
                     runs,
                     piece,
                 })
+            }
+            Task::Expand {
+                part,
+                group,
+                mut runs,
+            } => {
+                with_runs(ctx, &mut runs).await?;
+                Ok(Task::Expand { part, group, runs })
             }
             Task::Solve {
                 chunk,
@@ -259,6 +260,29 @@ pub(super) fn with_inputs<'a>(ctx: Ctx<'a>, task: Task) -> Boxed<'a, Task> {
             other => Ok(other),
         }
     })
+}
+
+/// Point `runs` at bundles that are present: each one deleted once consumed
+/// is made again by its producer (the seed, an enumerate, or an expand of a
+/// large group), uncommitted. An expand's runs share their part and group:
+/// each is found by its checksum and keys.
+async fn with_runs(ctx: Ctx<'_>, runs: &mut [RunRef]) -> Result<(), CoordinatorError> {
+    for (object, made) in remake_all(ctx, runs.iter().map(|r| r.object.clone()), None).await? {
+        let new: Vec<_> = match &made {
+            TaskOutput::Runs(r) | TaskOutput::Enumerated { runs: r, .. } => r.clone(),
+            _ => Vec::new(),
+        };
+        for r in runs.iter_mut().filter(|r| r.object == object) {
+            let found = new.iter().find(|n| {
+                n.part == r.part
+                    && n.group == r.group
+                    && n.checksum == r.checksum
+                    && n.count == r.count
+            });
+            *r = found.cloned().ok_or_else(|| differs(&object))?;
+        }
+    }
+    Ok(())
 }
 
 /// Point `requests` at bundles that are present: each one deleted once

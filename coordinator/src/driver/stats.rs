@@ -27,6 +27,8 @@ pub struct StageStats {
     pub longest_seconds: f64,
     /// The longest task.
     pub longest_task: String,
+    /// Its tasks' seconds, lease to report, added up.
+    pub task_seconds: f64,
     /// Bytes its tasks read from the store.
     pub bytes_read: u64,
     /// The most bytes one of its tasks read.
@@ -48,6 +50,9 @@ pub struct StageKindStats {
     pub stage: &'static str,
     /// Tasks run.
     pub tasks: usize,
+    /// Its tasks' seconds, lease to report, added up (with one task at a
+    /// time on one thread, about their core time).
+    pub task_seconds: f64,
     /// Bytes its tasks read from the store.
     pub bytes_read: u64,
     /// The most bytes one task read.
@@ -87,6 +92,7 @@ impl StageStats {
             median_seconds: ran[ran.len() / 2].0.seconds,
             longest_seconds: longest.seconds,
             longest_task: key,
+            task_seconds: ran.iter().map(|r| r.0.seconds).sum(),
             bytes_read: ran.iter().map(|r| r.0.bytes_read).sum(),
             max_task_bytes_read: ran.iter().map(|r| r.0.bytes_read).max().unwrap_or(0),
             bytes_written: ran.iter().map(|r| r.0.bytes_written).sum(),
@@ -110,6 +116,7 @@ pub(super) fn by_kind(stages: &[StageStats]) -> Vec<StageKindStats> {
                     phase: s.phase,
                     stage: s.stage,
                     tasks: 0,
+                    task_seconds: 0.0,
                     bytes_read: 0,
                     max_task_bytes_read: 0,
                     bytes_written: 0,
@@ -120,6 +127,7 @@ pub(super) fn by_kind(stages: &[StageStats]) -> Vec<StageKindStats> {
             }
         };
         k.tasks += s.tasks;
+        k.task_seconds += s.task_seconds;
         k.bytes_read += s.bytes_read;
         k.max_task_bytes_read = k.max_task_bytes_read.max(s.max_task_bytes_read);
         k.bytes_written += s.bytes_written;

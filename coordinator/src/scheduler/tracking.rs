@@ -23,7 +23,7 @@ fn describe(task: &Task) -> (Option<PartId>, Option<ChunkId>, u64) {
         }
         // Runs beside a layer's solves: its states are not the job's work.
         Task::Ask { chunk, .. } => (Some(chunk.id.part), Some(chunk.id), 0),
-        Task::Merge { part, .. } => (Some(*part), None, 0),
+        Task::Expand { part, .. } | Task::Merge { part, .. } => (Some(*part), None, 0),
         Task::Gather { part, groups, .. } => (
             Some(*part),
             None,

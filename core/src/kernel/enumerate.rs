@@ -1,17 +1,20 @@
-//! The enumerate kernel: the canonical non-terminal successors of one chunk,
-//! by successor part and hash group, through the chunk's distinct
-//! afterstates (the forward pass); and those afterstates as requests, by the
-//! group their spawns land in (the backward pass, just before the layers
-//! they ask are gathered).
+//! The enumerate kernel: the distinct afterstates of one chunk, filed by the
+//! part and group their spawns of each tile land in
+//! ([`filed_afterstates`]): the runs of the forward pass (which
+//! [`super::expand`](mod@super::expand) spawns in each group) and the
+//! requests of the backward pass (made again just before the layers they
+//! ask are gathered). And the non-terminal successors of afterstates by
+//! part and group ([`successors`]), which an evaluation's forward pass
+//! sends on as they lie.
 
 use std::collections::btree_map::{BTreeMap, Entry};
 
 use rayon::prelude::*;
 
 use super::batch::BATCH;
+use crate::rules::board::empty_bits;
 use crate::rules::canonical::Orientation;
 use crate::rules::moves::{has_exponent, Mover};
-use crate::rules::spawn::empty_bits;
 use crate::rules::symmetry::Symmetry;
 use crate::space::ids::{spawn_group, PartId};
 use crate::space::parts::successor_part;
@@ -29,35 +32,17 @@ pub struct UnplannedPart(pub PartId);
 /// States whose moves a slice of the kernel takes at a time, and distinct
 /// afterstates whose spawns it takes at a time. Work is done slice by slice
 /// and each slice's sorted keys are merged into the output, so a task holds
-/// its output and one slice's raw keys, not every raw key of the chunk (an
-/// enumerate task of 3.9 M states of 4x4 to 32 held about 2 GB before).
+/// its output and one slice's raw keys, not every raw key of the chunk.
 /// Fixed, so the output never depends on memory.
 pub const SLICE: usize = 1 << 20;
 
-/// The canonical non-terminal successors of `states` (all in `part`), by
-/// part and group ([`crate::space::ids::group_of`]): the runs of the forward pass.
-/// `groups` gives each successor part's group count (None: no successor may
-/// land there). Won afterstates and lost successors are absorbing and not
-/// emitted.
-///
-/// Keys go straight into their group's bucket as they are made, so each
-/// bucket is small enough to sort in cache (sorting a whole chunk's tens of
-/// millions of successors at once runs at memory speed).
-pub fn enumerate(
-    game: &Game,
-    part: PartId,
-    states: &[u64],
-    groups: impl Fn(PartId) -> Option<u32>,
-) -> Result<GroupedKeys, UnplannedPart> {
-    enumerate_in_slices(game, part, states, groups, SLICE)
-}
-
 /// The distinct canonical afterstates of `states` (all in `part`) by the
-/// part and group that their spawns of each tile land in
-/// ([`spawn_group`]): the requests of the backward pass. `groups` gives
-/// each successor part's group count. Every afterstate is in one request of
-/// each tile, even when all its spawns are lost.
-pub fn requests(
+/// part and group that their spawns of each tile land in ([`spawn_group`]):
+/// the runs of the forward pass and the requests of the backward pass (each
+/// key list sorted). `groups` gives each successor part's group count.
+/// Every afterstate is filed once for each tile the game spawns, even when
+/// all its spawns are lost.
+pub fn filed_afterstates(
     game: &Game,
     part: PartId,
     states: &[u64],
@@ -65,18 +50,6 @@ pub fn requests(
 ) -> Result<GroupedKeys, UnplannedPart> {
     let after = afterstates(game, &Mover::new(game.shape), states);
     file_requests(game, part, &after, groups)
-}
-
-/// [`enumerate`], `slice` states and afterstates at a time.
-fn enumerate_in_slices(
-    game: &Game,
-    part: PartId,
-    states: &[u64],
-    groups: impl Fn(PartId) -> Option<u32>,
-    slice: usize,
-) -> Result<GroupedKeys, UnplannedPart> {
-    let after = afterstates_in_slices(game, &Mover::new(game.shape), states, slice);
-    successors(game, Orientation::Canonical, part, &after, groups, slice)
 }
 
 /// The part of slot `slot` of successors of states in `part`: slot
@@ -361,7 +334,7 @@ fn successors_of_batch(
 
 /// Sort `keys` and drop their repeats; a large set on all the worker's
 /// threads.
-fn sort_distinct(keys: &mut Vec<u64>) {
+pub fn sort_distinct(keys: &mut Vec<u64>) {
     if keys.len() > PARALLEL_SORT_FROM {
         keys.par_sort_unstable();
     } else {
@@ -378,13 +351,13 @@ const PARALLEL_SORT_FROM: usize = 1 << 16;
 /// copied a logarithmic number of times, not once a run (a whole part of
 /// the floor's game comes in dozens of slices).
 #[derive(Default)]
-struct Union {
+pub struct Union {
     runs: Vec<Vec<u64>>,
 }
 
 impl Union {
     /// Add sorted, distinct `keys`.
-    fn push(&mut self, keys: Vec<u64>) {
+    pub fn push(&mut self, keys: Vec<u64>) {
         if keys.is_empty() {
             return;
         }
@@ -400,7 +373,7 @@ impl Union {
     }
 
     /// The union of every run added.
-    fn finish(mut self) -> Vec<u64> {
+    pub fn finish(mut self) -> Vec<u64> {
         let mut acc = self.runs.pop().unwrap_or_default();
         while let Some(a) = self.runs.pop() {
             acc = union(&a, &acc);
@@ -417,12 +390,12 @@ const RECENT_SLOTS: usize = 1 << 15;
 /// cache, before they reach a bucket or a sort. (Repeats far apart in the
 /// chunk are left to the sort.) A key it forgets is emitted again and removed
 /// by the sort: it only ever drops true repeats.
-struct RecentFilter {
+pub(crate) struct RecentFilter {
     slots: Box<[u64; RECENT_SLOTS]>,
 }
 
 impl RecentFilter {
-    fn new() -> RecentFilter {
+    pub(crate) fn new() -> RecentFilter {
         RecentFilter {
             // Free slots hold u64::MAX, every cell 15: no successor (it has a
             // tile just spawned) and no afterstate (it has an empty cell).
@@ -432,7 +405,7 @@ impl RecentFilter {
 
     /// True unless `key` is in the filter; remembers it either way.
     #[inline(always)]
-    fn fresh(&mut self, key: u64) -> bool {
+    pub(crate) fn fresh(&mut self, key: u64) -> bool {
         let i = (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - RECENT_SLOTS.trailing_zeros()))
             as usize;
         let slot = &mut self.slots[i];
@@ -464,6 +437,28 @@ pub(crate) mod tests {
         states.sort_unstable();
         states.dedup();
         states
+    }
+
+    /// The canonical successors of `states` (of `part`) by part and group,
+    /// `slice` afterstates at a time.
+    fn enumerate_in_slices(
+        game: &Game,
+        part: PartId,
+        states: &[u64],
+        groups: impl Fn(PartId) -> Option<u32>,
+        slice: usize,
+    ) -> Result<GroupedKeys, UnplannedPart> {
+        let after = afterstates(game, &Mover::new(game.shape), states);
+        successors(game, Orientation::Canonical, part, &after, groups, slice)
+    }
+
+    fn enumerate(
+        game: &Game,
+        part: PartId,
+        states: &[u64],
+        groups: impl Fn(PartId) -> Option<u32>,
+    ) -> Result<GroupedKeys, UnplannedPart> {
+        enumerate_in_slices(game, part, states, groups, SLICE)
     }
 
     #[test]
@@ -520,14 +515,14 @@ pub(crate) mod tests {
         }
     }
 
-    /// Requests hold each distinct afterstate once per tile, in the group
-    /// every spawn of that tile lands in.
+    /// Filed afterstates hold each distinct afterstate once per tile, in the
+    /// group every spawn of that tile lands in.
     #[test]
-    fn requests_cover_every_afterstate_once_per_tile() {
+    fn filed_afterstates_cover_every_afterstate_once_per_tile() {
         let (game, part, states) = real_part();
         let mover = Mover::new(crate::Shape::square(3));
         let after = afterstates(&game, &mover, &states);
-        let out = requests(&game, part, &states, |p| Some(p.sum % 5 + 3)).unwrap();
+        let out = filed_afterstates(&game, part, &states, |p| Some(p.sum % 5 + 3)).unwrap();
         for tile in 1..=2u8 {
             let mut seen: Vec<u64> = Vec::new();
             let sum = part.sum + (1 << tile);
@@ -602,5 +597,7 @@ pub(crate) mod tests {
         let twos = PartId { sum: 2, max_exp: 3 };
         let err = enumerate(&game, part, &states, |p| (p != twos).then_some(2)).unwrap_err();
         assert_eq!(err, UnplannedPart(twos));
+        let err = filed_afterstates(&game, part, &states, |p| (p != twos).then_some(2));
+        assert_eq!(err.unwrap_err(), UnplannedPart(twos));
     }
 }

@@ -12,9 +12,9 @@ use rayon::prelude::*;
 use super::batch::BATCH;
 use super::error::SolveError;
 use crate::kernel::value_table::ValueTable;
+use crate::rules::board::empty_bits;
 use crate::rules::canonical::Orientation;
 use crate::rules::moves::Mover;
-use crate::rules::spawn::empty_bits;
 use crate::rules::symmetry::Symmetry;
 use crate::{Game, Shape};
 

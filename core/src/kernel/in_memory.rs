@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use crate::kernel::value_table::ValueTable;
-use crate::kernel::{self, SpawnSums};
+use crate::kernel::{self, SpawnSums, Union};
 use crate::rules::canonical::Orientation;
 use crate::rules::moves::Mover;
 use crate::rules::spawn::Starts;
@@ -15,27 +15,47 @@ use crate::space::ids::PartId;
 use crate::space::parts::{part_of, start_parts};
 use crate::Game;
 
+/// What a part waits for until its layer comes: runs of states (the start
+/// states) and, for each tile, sorted runs of afterstates whose spawns of
+/// that tile land in it.
+#[derive(Default)]
+struct Pending {
+    states: Union,
+    afterstates: [Union; 2],
+}
+
 /// Every part of `game`, in (sum, max tile) order, with its number of
-/// states; `visit` sees each part's sorted states once. Holds the parts of
-/// the next two layers at a time.
+/// states; `visit` sees each part's sorted states once. A part's states are
+/// the spawns of the afterstates filed to it ([`kernel::expand`]), as in a
+/// stored job, with one group a part. Holds the afterstates filed to the
+/// next two layers.
 pub fn enumerate(game: &Game, mut visit: impl FnMut(PartId, &[u64])) -> Vec<(PartId, u64)> {
-    let mut pending: BTreeMap<PartId, Vec<Vec<u64>>> = start_parts(game)
-        .into_iter()
-        .map(|(part, states)| (part, vec![states]))
-        .collect();
+    let mut pending: BTreeMap<PartId, Pending> = BTreeMap::new();
+    for (part, states) in start_parts(game) {
+        pending.entry(part).or_default().states.push(states);
+    }
     let mut out = Vec::new();
-    while let Some((part, runs)) = pending.pop_first() {
-        let streams = runs
-            .into_iter()
-            .map(|r| r.into_iter().map(Ok::<u64, std::convert::Infallible>))
-            .collect();
-        let states = kernel::merge(streams).unwrap_or_else(|(_, e)| match e {});
+    while let Some((part, p)) = pending.pop_first() {
+        let [twos, fours] = p.afterstates.map(Union::finish);
+        let states = kernel::expand(
+            game,
+            Orientation::Canonical,
+            [&twos, &fours],
+            &p.states.finish(),
+        );
+        drop((twos, fours));
+        // A part whose afterstates' spawns are all lost has no states.
+        if states.is_empty() {
+            continue;
+        }
         visit(part, &states);
         out.push((part, states.len() as u64));
-        let made =
-            kernel::enumerate(game, part, &states, |_| Some(1)).expect("every part has one group");
-        for (p, groups) in made {
-            pending.entry(p).or_default().extend(groups);
+        let filed = kernel::filed_afterstates(game, part, &states, |_| Some(1))
+            .expect("every part has one group");
+        for (p, mut groups) in filed {
+            let tile = if p.sum == part.sum + 2 { 0 } else { 1 };
+            let keys = groups.pop().expect("one group");
+            pending.entry(p).or_default().afterstates[tile].push(keys);
         }
     }
     out
@@ -88,7 +108,7 @@ pub fn solve_parts(
     let max_sum = parts.keys().map(|p| p.sum).max().unwrap_or(0);
     for sum in (4..=max_sum).rev().step_by(2) {
         let layer = parts.iter().filter(|(p, _)| p.sum == sum);
-        let layer_table = ValueTable::with_capacity(layer.clone().map(|(_, s)| s.len()).sum());
+        let mut layer_table = ValueTable::with_capacity(layer.clone().map(|(_, s)| s.len()).sum());
         for (&part, states) in layer {
             // A whole layer holds every group, so each tile's gather looks
             // its spawns up in the whole next layer.

@@ -145,18 +145,6 @@ where
     }
 }
 
-/// The keys of `run` in `[lo, hi)`: the run's part of one piece of a merge
-/// split by key range. Keys below are read and dropped; reading stops at
-/// the first key at or above `hi`. Errors pass through.
-pub fn in_range<E>(
-    run: impl Iterator<Item = Result<u64, E>>,
-    lo: u64,
-    hi: u64,
-) -> impl Iterator<Item = Result<u64, E>> {
-    run.skip_while(move |k| matches!(k, Ok(k) if *k < lo))
-        .take_while(move |k| !matches!(k, Ok(k) if *k >= hi))
-}
-
 /// Split points that cut the keys of runs into `pieces` ranges of about
 /// equal size, from each run's samples (keys at evenly spaced ranks) and key
 /// count: `pieces - 1` increasing keys. Fewer when the samples cannot
@@ -304,10 +292,13 @@ mod tests {
             .collect();
         let mut pieces = Vec::new();
         for w in bounds.windows(2) {
-            let streams: Vec<_> = runs(input.clone())
-                .into_iter()
-                .map(|r| in_range(r, w[0], w[1]))
-                .collect();
+            let in_range = input.iter().map(|r| {
+                r.iter()
+                    .copied()
+                    .filter(|&k| (w[0]..w[1]).contains(&k))
+                    .collect()
+            });
+            let streams = runs(in_range.collect());
             let piece = merge(streams).unwrap();
             // About a quarter each.
             assert!(

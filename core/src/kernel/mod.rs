@@ -1,7 +1,9 @@
-//! The kernels that tasks run: [`enumerate`](mod@enumerate) (successors and
-//! requests of one chunk), [`merge`](mod@merge) (runs into the final sorted
-//! states of one group), [`gather`](mod@gather) (the spawn sums one group
-//! answers to requests), and [`solve`](mod@solve)
+//! The kernels that tasks run: [`enumerate`](mod@enumerate) (a chunk's
+//! distinct afterstates, filed by the group their spawns land in: runs and
+//! requests), [`expand`](mod@expand) (a group's states from the
+//! afterstates filed to it), [`merge`](mod@merge) (sorted runs into the
+//! final sorted states of one group), [`gather`](mod@gather) (the spawn
+//! sums one group answers to requests), and [`solve`](mod@solve)
 //! (values and optimal actions of one chunk from its spawn sums); and
 //! [`evaluate`], the same stages under a player's moves on boards as they
 //! lie (an evaluation job).
@@ -22,6 +24,7 @@ mod batch;
 pub mod enumerate;
 mod error;
 pub mod evaluate;
+pub mod expand;
 pub mod gather;
 pub mod huge_pages;
 pub mod in_memory;
@@ -31,10 +34,13 @@ mod slow_layers;
 pub mod solve;
 pub mod value_table;
 
-pub use enumerate::{afterstates, enumerate, requests, GroupedKeys, UnplannedPart};
+pub use enumerate::{
+    afterstates, filed_afterstates, sort_distinct, GroupedKeys, Union, UnplannedPart,
+};
 pub use error::SolveError;
+pub use expand::{expand, spawns};
 pub use gather::{gather, gather_pair, Spawned};
-pub use merge::{in_range, merge, seek, splitters, Merged};
+pub use merge::{merge, seek, splitters, Merged};
 pub use solve::{action_values, afterstate_value, best_action, solve, Answer, SpawnSums};
 
 /// Split `len` items into the fewest pieces of at most `max` items, with sizes

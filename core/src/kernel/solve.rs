@@ -146,7 +146,7 @@ pub fn solve(
             game.discount * v
         })
         .collect();
-    let table = ValueTable::with_capacity(sums.afterstates.len());
+    let mut table = ValueTable::with_capacity(sums.afterstates.len());
     table.insert_many(&sums.afterstates, &worth);
     drop(worth);
     let mut values = vec![0.0; states.len()];

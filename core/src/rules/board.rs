@@ -36,6 +36,12 @@ pub fn occupied_bits(x: u64) -> u64 {
     t & LOW_BITS
 }
 
+/// Bits (lowest of each nybble) of the empty cells of the block of `shape`.
+#[inline(always)]
+pub fn empty_bits(x: u64, shape: Shape) -> u64 {
+    shape.block_mask() & LOW_BITS & !occupied_bits(x)
+}
+
 /// Errors from reading a board written by a person.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum BoardParseError {

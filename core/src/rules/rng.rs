@@ -16,8 +16,9 @@
 //!   chance of a 4 ([`SpawnRule::four`]; 0.1 unless
 //!   [`SeededRng::with_rule`] gives another), else a 2.
 
+use crate::rules::board::empty_bits;
 use crate::rules::shape::Shape;
-use crate::rules::spawn::{empty_bits, SpawnRule};
+use crate::rules::spawn::SpawnRule;
 
 /// A splitmix64 generator with the spawn rule it places tiles by (see the
 /// module docs for the exact algorithm).

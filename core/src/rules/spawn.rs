@@ -9,7 +9,6 @@
 
 use std::collections::BTreeMap;
 
-use crate::rules::board::{occupied_bits, LOW_BITS};
 use crate::rules::canonical::{canonical, Orientation};
 use crate::rules::shape::Shape;
 use crate::rules::symmetry::Symmetry;
@@ -97,12 +96,6 @@ fn gcd(a: u64, b: u64) -> u64 {
     } else {
         gcd(b, a % b)
     }
-}
-
-/// Bits (lowest of each nybble) of the empty cells of the block of `shape`.
-#[inline(always)]
-pub fn empty_bits(x: u64, shape: Shape) -> u64 {
-    shape.block_mask() & LOW_BITS & !occupied_bits(x)
 }
 
 /// Calls `f(two, four)` for each empty cell of afterstate `t`, in increasing

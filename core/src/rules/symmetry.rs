@@ -10,9 +10,9 @@
 //! long); elsewhere it runs on [`Scalar`]. Both give the same boards: the
 //! tests compare them with the slow rules.
 
+use crate::rules::board::empty_bits;
 use crate::rules::canonical::{canonical, cell_images, images};
 use crate::rules::shape::Shape;
-use crate::rules::spawn::empty_bits;
 
 /// The symmetry kernels of one board shape.
 pub trait Symmetry: Copy {
@@ -188,6 +188,16 @@ pub unsafe fn avx2<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
+/// The canonical forms of the boards of `xs` that `wanted` marks
+/// ([`canonical`](crate::rules::canonical::canonical) of each; 0 for the others): a state's four moves. On a
+/// 3x3 or 4x4 board of an x86-64 processor with AVX2 (checked at run time),
+/// the four are computed at once, a board a vector lane. A kernel's loop
+/// chooses its [`Symmetry`] once instead.
+#[inline]
+pub fn canonical4(xs: [u64; 4], wanted: [bool; 4], shape: Shape) -> [u64; 4] {
+    crate::with_symmetry!(shape, |sym| sym.canonical4(xs, wanted))
+}
+
 /// `with_symmetry!(shape, |sym| body)`: `body` with `sym` bound to the
 /// fastest [`Symmetry`] of canonical boards of `shape`, chosen once: on a
 /// 3x3 or 4x4 board of a processor with AVX2, [`Lanes`] with `body`
@@ -249,4 +259,47 @@ macro_rules! with_symmetry {
             $body
         }
     }};
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::canonical::image;
+    use crate::rules::slow;
+
+    /// Four boards at once, as one at a time, on every shape: random boards
+    /// (every nibble up to 15, so every lane's top bit is set in some), their
+    /// images, and boards whose images tie; 0 for a board not wanted.
+    #[test]
+    fn canonical4_is_canonical_of_each() {
+        let mut seed = 0x0bad_cafe_dead_beefu64;
+        let mut next = || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            seed ^ (seed >> 29)
+        };
+        for shape in Shape::all() {
+            let m = shape.block_mask();
+            for _ in 0..5000 {
+                let x = next() & m;
+                let g = (next() % 8) as usize;
+                let xs = [x, image(x, shape, g), next() & m & 0x1111_1111_1111_1111, 0];
+                let wanted = [true, true, next() % 2 == 0, true];
+                let want = std::array::from_fn(|i| match wanted[i] {
+                    true => slow::canonical(xs[i], shape),
+                    false => 0,
+                });
+                assert_eq!(canonical4(xs, wanted, shape), want, "{shape} {xs:x?}");
+            }
+        }
+        let xs = [
+            u64::MAX,
+            1 << 63,
+            0xF000_0000_0000_000F,
+            0x0123_4567_89AB_CDEF,
+        ];
+        let want = xs.map(|x| slow::canonical(x, Shape::square(4)));
+        assert_eq!(canonical4(xs, [true; 4], Shape::square(4)), want);
+    }
 }

@@ -1,5 +1,16 @@
 //! How large merges and gathers are cut into tasks of bounded size.
 
+/// Raw spawns an expand task holds before it sorts them, in chunks of the
+/// job: a group whose spawns are more is written as sorted runs of states
+/// this large, which [`Task::Merge`](crate::task::Task::Merge) then takes.
+/// Most groups' spawns are under one chunk; 4x4 to 32's largest group
+/// (16 M states) makes several times this many.
+pub const EXPAND_CHUNKS: u64 = 4;
+
+/// Spawns an afterstate of a run makes at most: a tile on each empty cell of
+/// a 4x4 board (15 at most, an afterstate having a tile).
+pub const SPAWNS_PER_AFTERSTATE: u64 = 15;
+
 /// Run keys a merge task takes at most, in chunks of the job: a group whose
 /// runs hold more is merged in key-range pieces ([`merge_pieces`]). A group
 /// of 4x4 to 32 read up to 21 chunks of run keys (88 M keys for 16 M

@@ -4,8 +4,8 @@
 //! peaks they were checked against are in the README ("Measured").
 
 use crate::kernel::enumerate::SLICE;
-use crate::kernel::value_table::ValueTable;
-use crate::task::{JobSpec, MergePiece, RunRef, Task};
+use crate::kernel::value_table::{insert_bytes, ValueTable};
+use crate::task::{JobSpec, MergePiece, RunRef, Task, EXPAND_CHUNKS, SPAWNS_PER_AFTERSTATE};
 
 /// Bytes a worker process holds besides its tasks: code, the async
 /// runtime, connection and I/O buffers, allocator slack.
@@ -46,6 +46,20 @@ pub fn ask_bytes(states: u64) -> u64 {
     (8.0 * s + 8.0 * 3.0 * after + 2.0 * 8.0 * 4.0 * slice) as u64
 }
 
+/// Bytes an expand task holds: the blobs of its runs, compressed as read
+/// (about a byte a key: `read_keys`), of which it spawns `afterstate_keys`;
+/// one blob a run being decoded (`decoding`); its raw spawns up to
+/// [`EXPAND_CHUNKS`] chunks (sorted in place) with one batch's slack, and
+/// their encoded chunks; and, for a group that makes more, two of the
+/// sorted runs of states it writes instead as it makes them, compressed
+/// (at most a byte a key): one being written, one waiting.
+pub fn expand_bytes(read_keys: u64, afterstate_keys: u64, decoding: u64, chunk_size: u64) -> u64 {
+    let most_spawns = SPAWNS_PER_AFTERSTATE * afterstate_keys + read_keys;
+    let held = most_spawns.min(EXPAND_CHUNKS * chunk_size);
+    let runs = if most_spawns > held { 2 * held } else { 0 };
+    read_keys + decoding + 8 * (held + chunk_size.min(most_spawns)) + 2 * held + runs
+}
+
 /// Bytes a merge task holds: the blobs of its runs that hold its key range,
 /// compressed as read (about a byte a key: `read_keys`); the blobs being
 /// decoded, one a run at a time (`decoding`, from [`decoded_blob_bytes`]);
@@ -55,23 +69,19 @@ pub fn merge_bytes(read_keys: u64, decoding: u64, chunk_size: u64) -> u64 {
 }
 
 /// Bytes one blob of `keys` run keys takes while it is decoded: its varint
-/// body whole (a few bytes a key) up to 1 MiB; a larger body streams
-/// through a window and a zstd decoder instead.
+/// body (a few bytes a key) and its keys, whole.
 pub fn decoded_blob_bytes(keys: u64) -> u64 {
-    (RUN_BODY_BYTES_PER_KEY * keys).min(MAX_DECODED_BLOB)
+    (RUN_BODY_BYTES_PER_KEY + 8) * keys
 }
 
 /// Varint body bytes a run key takes, rounded up: 2.23 over the 5,414
 /// runs of layers 4 to 98 of 4x4 to 128 (0.64 compressed).
 const RUN_BODY_BYTES_PER_KEY: u64 = 3;
 
-/// The most a blob being decoded holds: a whole body up to 1 MiB, or a
-/// streaming window and decoder.
-const MAX_DECODED_BLOB: u64 = 1 << 20;
-
-/// Bytes the merge of `runs` holds (for the key range of `piece`, if any):
-/// what [`merge_bytes`] charges for the blobs it reads.
-fn merge_task_bytes(runs: &[RunRef], piece: Option<MergePiece>, chunk_size: u64) -> u64 {
+/// The keys `runs` hold in the key range of `piece` (all, without one), and
+/// what decoding one blob of each at a time holds: what a merge or an
+/// expand reads.
+fn read_of(runs: &[RunRef], piece: Option<MergePiece>) -> (u64, u64) {
     let (lo, hi) = piece.map_or((0, u64::MAX), |p| (p.lo, p.hi));
     let (mut read, mut decoding) = (0, 0);
     for r in runs {
@@ -83,12 +93,13 @@ fn merge_task_bytes(runs: &[RunRef], piece: Option<MergePiece>, chunk_size: u64)
             .max()
             .unwrap_or(0);
     }
-    merge_bytes(read, decoding, chunk_size)
+    (read, decoding)
 }
 
 /// Bytes a gather task holds for one group of `states` states, taken in
 /// `slices` slices, answering `keys` request keys: the value table of its
-/// slice (and the slice's keys and values while it is filtered, when
+/// slice and what building it holds (at most the slice's keys and values
+/// partitioned; and the slice's keys and values while it is filtered, when
 /// sliced); the requests' compressed bytes (about 2 a key); and for each
 /// key in the slice, its sum and answer (up to 26: counted as if every key
 /// were distinct). A slice is charged [`SLICE_IMBALANCE`] times its share,
@@ -104,7 +115,8 @@ pub fn gather_bytes(states: u64, slices: u32, keys: u64) -> u64 {
     };
     let slice_states = share(states);
     let filtering = if slices > 1.0 { 16 * slice_states } else { 0 };
-    ValueTable::bytes_for(slice_states as usize) + filtering + 2 * keys + 26 * share(keys)
+    let table = ValueTable::bytes_for(slice_states as usize) + insert_bytes(slice_states as usize);
+    table + filtering + 2 * keys + 26 * share(keys)
 }
 
 /// How much more than its even share one slice of a gather may hold.
@@ -113,10 +125,11 @@ pub const SLICE_IMBALANCE: f64 = 1.5;
 /// Bytes a solve task holds: per state, its key, its result and encoded
 /// outputs (40); per response key, its request's key (8: the keys its sums
 /// are for), the response decoded and merged (28) and its afterstate's slot
-/// in the table of values and its value while the table is built (32 an
-/// afterstate, two response keys: one a tile).
+/// in the table of values, its value and its key and value partitioned
+/// while the table is built (48 an afterstate, two response keys: one a
+/// tile).
 pub fn solve_bytes(states: u64, response_keys: u64) -> u64 {
-    40 * states + 52 * response_keys
+    40 * states + 60 * response_keys
 }
 
 /// Bytes an evaluation holds beside what the solve's task of the same kind
@@ -169,7 +182,19 @@ fn as_solved(task: &Task, job: &JobSpec) -> u64 {
         Task::Seed { .. } | Task::StartValue { .. } => 1 << 20,
         Task::Enumerate { chunk, .. } => enumerate_bytes(chunk.count),
         Task::Ask { chunk, .. } => ask_bytes(chunk.count),
-        Task::Merge { runs, piece, .. } => merge_task_bytes(runs, *piece, job.chunk_size),
+        Task::Merge { runs, piece, .. } => {
+            let (read, decoding) = read_of(runs, *piece);
+            merge_bytes(read, decoding, job.chunk_size)
+        }
+        Task::Expand { runs, .. } => {
+            let (read, decoding) = read_of(runs, None);
+            let afterstates = runs
+                .iter()
+                .filter(|r| r.spawns.is_some())
+                .map(|r| r.count)
+                .sum();
+            expand_bytes(read, afterstates, decoding, job.chunk_size)
+        }
         // One group at a time: the largest one's.
         Task::Gather { groups, piece, .. } => groups
             .iter()

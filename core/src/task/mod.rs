@@ -3,10 +3,16 @@
 //! the network.
 //!
 //! Forward: one [`Task::Seed`] writes the start states as runs; for each layer
-//! in increasing tile sum, [`Task::Merge`] turns the runs of one group of one
-//! part into final chunks, then [`Task::Enumerate`] turns each chunk into runs
-//! for the parts two and four tile-sum steps up, and into requests: the
-//! chunk's distinct afterstates, by the group their spawns land in.
+//! in increasing tile sum, [`Task::Expand`] turns the runs of one group of
+//! one part into final chunks (the spawns of its afterstate runs and the
+//! keys of its state runs, sorted and distinct; a group too large to sort
+//! at once comes out as sorted state runs, which [`Task::Merge`] then turns
+//! into chunks), then [`Task::Enumerate`] turns each chunk into its distinct
+//! afterstates, filed as runs by the group their spawns of each tile land
+//! in, for the layers two and four tile-sum steps up. Each state's moves
+//! and canonical forms are made once, and a chunk sends about two keys a
+//! state (its afterstates, once a tile) to the layers above, not every
+//! successor.
 //!
 //! Backward, for each layer L in decreasing tile sum: [`Task::Solve`] writes
 //! one chunk's values and policy from its responses, and beside it
@@ -39,8 +45,9 @@ mod job;
 mod objects;
 
 pub use cuts::{
-    gather_cuts, merge_pieces, run_frame_keys, GATHER_ANSWER_CHUNKS, GATHER_READ_CHUNKS,
-    MERGE_RUN_CHUNKS, PIECE_CHUNKS, RUN_FRAMES_PER_CHUNK,
+    gather_cuts, merge_pieces, run_frame_keys, EXPAND_CHUNKS, GATHER_ANSWER_CHUNKS,
+    GATHER_READ_CHUNKS, MERGE_RUN_CHUNKS, PIECE_CHUNKS, RUN_FRAMES_PER_CHUNK,
+    SPAWNS_PER_AFTERSTATE,
 };
 pub use job::{
     result_digest, JobManifest, JobSpec, LayerIndex, ManifestError, PartIndex, Phase, SolvedSummary,
@@ -136,8 +143,20 @@ pub enum Task {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         reference: Vec<SolvedRef>,
     },
-    /// Merge the runs of one group of one part (or of one key range of a
-    /// large group) into final chunks.
+    /// The states of one group of one part from its runs: the spawns of
+    /// its afterstate runs and the keys of its state runs, sorted and
+    /// distinct, as final chunks; or, for a group whose spawns are too many
+    /// to sort at once, as sorted runs of states for [`Task::Merge`].
+    Expand {
+        /// The part.
+        part: PartId,
+        /// The group.
+        group: u32,
+        /// Its runs.
+        runs: Vec<RunRef>,
+    },
+    /// Merge the state runs of one group of one part (or of one key range
+    /// of a large group) into final chunks.
     Merge {
         /// The part.
         part: PartId,
@@ -197,12 +216,13 @@ pub enum Task {
 }
 
 impl Task {
-    /// What kind of task it is: seed, enumerate, merge, ask, solve, gather
-    /// or start (the names of the stages' statistics).
+    /// What kind of task it is: seed, enumerate, expand, merge, ask, solve,
+    /// gather or start (the names of the stages' statistics).
     pub fn kind(&self) -> &'static str {
         match self {
             Task::Seed { .. } => "seed",
             Task::Enumerate { .. } => "enumerate",
+            Task::Expand { .. } => "expand",
             Task::Merge { .. } => "merge",
             Task::Ask { .. } => "ask",
             Task::Solve { .. } => "solve",
@@ -222,6 +242,9 @@ impl Task {
         match self {
             Task::Seed { .. } => "seed".to_string(),
             Task::Enumerate { chunk, .. } => format!("enumerate-{}", c(&chunk.id)),
+            Task::Expand { part, group, .. } => {
+                format!("expand-s{:05}-m{:02}-g{:04}", part.sum, part.max_exp, group)
+            }
             Task::Merge {
                 part, group, piece, ..
             } => {
@@ -298,7 +321,8 @@ impl std::fmt::Display for Failure {
 /// What a finished task produced.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum TaskOutput {
-    /// Runs written (seed).
+    /// Runs written: the seed's start states; an expand's sorted states,
+    /// when its group was too large to sort at once.
     Runs(Vec<RunRef>),
     /// Runs (and, in an evaluation job, requests) written (enumerate).
     Enumerated {
@@ -316,7 +340,7 @@ pub enum TaskOutput {
     Requests(Vec<RequestRef>),
     /// Responses written (gather), one per request.
     Responses(Vec<ResponseRef>),
-    /// Final state chunks written (merge), in group order.
+    /// Final state chunks written (expand, merge), in group order.
     Chunks(Vec<ChunkRef>),
     /// Values and policy written (solve).
     Solved {

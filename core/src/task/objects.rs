@@ -58,16 +58,23 @@ pub struct SolvedRef {
     pub policy_checksum: u64,
 }
 
-/// A stored run: sorted successors of one source for one group of one part.
-/// A task writes all its runs as one bundle object (one put, one delete);
-/// each run is a whole chunk-format blob at a byte range of it, read on its
-/// own and verified on its own.
+/// A stored run: sorted keys of one source for one group of one part, the
+/// group's states or afterstates whose spawns of one tile land in it
+/// ([`RunRef::spawns`]). A task writes all its runs as one bundle object
+/// (one put, one delete); each run is a whole chunk-format blob at a byte
+/// range of it, read on its own and verified on its own.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RunRef {
     /// Target part.
     pub part: PartId,
     /// Target group.
     pub group: u32,
+    /// What its keys are: `None`, states of the target group, which a
+    /// merge takes as they are; `Some(tile)`, afterstates whose spawns of a
+    /// tile of exponent `tile` (1 for a 2, 2 for a 4) all land in the target
+    /// group, which an expand spawns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spawns: Option<u8>,
     /// The bundle object it lies in.
     pub object: String,
     /// Its first byte in the object.
@@ -301,6 +308,7 @@ mod tests {
         RunRef {
             part: PartId { sum: 8, max_exp: 2 },
             group: 0,
+            spawns: None,
             object: "runs/x".into(),
             offset: 0,
             len: 100 * firsts.len() as u64,

@@ -16,8 +16,8 @@ use solve2048_core::task::{
 };
 use solve2048_store::{layout, Store, StoreError};
 
+use super::bundle::target_id;
 use super::error::WorkerError;
-use super::forward::target_id;
 use super::run::Run;
 use super::slice::Slice;
 
@@ -34,7 +34,7 @@ impl Run<'_> {
             return self.slice_table(store, chunks, slice).await;
         }
         let total: u64 = chunks.iter().map(|c| c.chunk.count).sum();
-        let table = std::sync::Arc::new(ValueTable::with_capacity(total as usize));
+        let mut table = ValueTable::with_capacity(total as usize);
         // A Vec of futures, not a lazy map (see `merge`).
         let mut reads = Vec::with_capacity(chunks.len());
         for c in chunks {
@@ -44,11 +44,14 @@ impl Run<'_> {
         // in flight are held.
         let mut pieces = futures::stream::iter(reads).buffered(LOAD_IN_FLIGHT);
         while let Some((states, values)) = pieces.try_next().await? {
-            let table = table.clone();
-            self.blocking(move || table.insert_many(&states, &values))
+            table = self
+                .blocking(move || {
+                    table.insert_many(&states, &values);
+                    table
+                })
                 .await?;
         }
-        Ok(std::sync::Arc::try_unwrap(table).unwrap_or_else(|_| unreachable!("no other owner")))
+        Ok(table)
     }
 
     /// [`Self::table_of`] for one slice of several: each chunk is read and
@@ -74,7 +77,7 @@ impl Run<'_> {
             values.extend(kept.1);
         }
         self.blocking(move || {
-            let table = ValueTable::with_capacity(states.len());
+            let mut table = ValueTable::with_capacity(states.len());
             table.insert_many(&states, &values);
             table
         })
@@ -120,7 +123,7 @@ impl Run<'_> {
             })
             .await?
             .map_err(|reason| self.invalid(reason))?;
-        self.write_solved(chunk, &values, &actions, digest, None)
+        self.write_solved(chunk, values, actions, digest, None)
             .await
     }
 
@@ -210,17 +213,26 @@ impl Run<'_> {
     pub(super) async fn write_solved(
         &self,
         chunk: &ChunkRef,
-        values: &[f64],
-        actions: &[u8],
+        values: Vec<f64>,
+        actions: Vec<u8>,
         digest: u64,
         evaluated: Option<ChunkEvaluation>,
     ) -> Result<TaskOutput, WorkerError> {
         let level = self.job.zstd_level;
         let (id, count) = (chunk.id, chunk.count);
-        let vbytes =
-            chunk::encode_values(&self.header(ChunkKind::Values, id, count), values, level);
-        let pbytes =
-            chunk::encode_policy(&self.header(ChunkKind::Policy, id, count), actions, level);
+        let (vh, ph) = (
+            self.header(ChunkKind::Values, id, count),
+            self.header(ChunkKind::Policy, id, count),
+        );
+        // Both encoded at once, off the async runtime.
+        let (vbytes, pbytes) = self
+            .blocking(move || {
+                rayon::join(
+                    || chunk::encode_values(&vh, &values, level),
+                    || chunk::encode_policy(&ph, &actions, level),
+                )
+            })
+            .await?;
         let values_checksum = self
             .put_chunk(&layout::values(&id, self.attempt), vbytes)
             .await?;

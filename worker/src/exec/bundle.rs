@@ -5,6 +5,21 @@ use solve2048_core::formats::chunk::file_checksum;
 use solve2048_core::space::ids::{ChunkId, PartId};
 use solve2048_core::task::PieceRef;
 
+/// Highest zstd level for runs, requests and responses: they live only
+/// until they are read, and at the job's level (3 by default) compressing
+/// runs took a tenth of the forward pass.
+pub(super) const TRANSIENT_ZSTD_LEVEL: i32 = 1;
+
+/// The id in the header of a run, request or push to `group` of `part`
+/// (the index field is unused: 0).
+pub(super) fn target_id((part, group): (PartId, u32)) -> ChunkId {
+    ChunkId {
+        part,
+        group,
+        index: 0,
+    }
+}
+
 /// Chunks written as one object (one put, one delete): each blob is added
 /// whole and found again by its byte range.
 pub(super) struct Bundle {

@@ -1,52 +1,34 @@
-//! The tasks that make keys from states: the seed, enumerate (successor
-//! runs) and merge (runs into the chunks of one group, or of one key range
-//! of a large group) of the forward pass, and ask (a chunk's afterstates as
-//! requests) of the backward pass.
+//! The tasks that make keys from states: the seed, enumerate (a chunk's
+//! afterstates as runs, by the group their spawns land in) and merge
+//! (sorted state runs into the chunks of one group, or of one key range of
+//! a large group) of the forward pass, and ask (a chunk's afterstates as
+//! requests) of the backward pass. The expand is [`super::expand`].
 
-use std::collections::BTreeMap;
-
-use futures::{StreamExt, TryStreamExt};
 use solve2048_core::formats::chunk::{self, ChunkHeader, ChunkKind};
 use solve2048_core::kernel::evaluate::GroupedMasses;
 use solve2048_core::kernel::{self, GroupedKeys, Merged};
 use solve2048_core::space::ids::{group_of, ChunkId, PartId};
 use solve2048_core::space::parts::part_of;
 use solve2048_core::task::{
-    frames_checksum, run_frame_keys, ChunkRef, MergePiece, PushRef, RequestRef, RunFrame, RunRef,
-    TargetGroups, TaskOutput, PIECE_CHUNKS, RUN_SAMPLES,
+    ChunkRef, MergePiece, PushRef, RequestRef, RunFrame, RunRef, TargetGroups, TaskOutput,
+    PIECE_CHUNKS,
 };
 use solve2048_core::Game;
-use solve2048_store::{layout, StoreError};
+use solve2048_store::layout;
 
-use super::bundle::Bundle;
+use super::bundle::{target_id, Bundle, TRANSIENT_ZSTD_LEVEL};
 use super::error::WorkerError;
 use super::run::Run;
-
-/// Highest zstd level for runs, requests and responses: they live only
-/// until they are read, and at the job's level (3 by default) compressing
-/// runs took a tenth of the forward pass.
-pub(super) const TRANSIENT_ZSTD_LEVEL: i32 = 1;
+use super::runs::{grouped_runs, Blob, RunKeys};
 
 /// The group count the task gives successor part `part`, if any.
 pub(super) fn group_count(targets: &[TargetGroups], part: PartId) -> Option<u32> {
     targets.iter().find(|t| t.part == part).map(|t| t.groups)
 }
 
-/// The id in the header of a run, request or push to `group` of `part`
-/// (the index field is unused: 0).
-pub(super) fn target_id((part, group): (PartId, u32)) -> ChunkId {
-    ChunkId {
-        part,
-        group,
-        index: 0,
-    }
-}
-
-/// Keys at evenly spaced ranks of sorted `keys` ([`RUN_SAMPLES`] of them).
-fn samples(keys: &[u64]) -> Vec<u64> {
-    let n = RUN_SAMPLES.min(keys.len());
-    (0..n).map(|i| keys[i * keys.len() / n]).collect()
-}
+/// A group a chunk asks: its part and group, its keys, and in an
+/// evaluation their masses.
+type AskedGroup = ((PartId, u32), Vec<u64>, Option<Vec<f64>>);
 
 impl Run<'_> {
     /// The start boards ([`Run::starts`]), as runs of the start parts.
@@ -62,22 +44,28 @@ impl Run<'_> {
                 .or_insert_with(|| vec![Vec::new(); groups as usize]);
             split[group_of(s, groups) as usize].push(s);
         }
-        Ok(TaskOutput::Runs(self.write_runs(None, by_part).await?))
+        let runs = grouped_runs(by_part, |_| None);
+        Ok(TaskOutput::Runs(self.write_runs(None, runs).await?))
     }
 
-    /// A chunk's successors, as runs (a bundle a target layer).
+    /// A chunk's distinct afterstates, as runs by the group their spawns of
+    /// each tile land in (a bundle a target layer): what the expands of
+    /// the layers two and four above spawn.
     pub(super) async fn enumerate(
         &self,
         chunk: &ChunkRef,
         targets: &[TargetGroups],
     ) -> Result<TaskOutput, WorkerError> {
-        let made = self
+        let filed = self
             .made_of_states(chunk, targets, |g, p, s, groups| {
-                kernel::enumerate(g, p, s, groups)
+                kernel::filed_afterstates(g, p, s, groups)
             })
             .await?;
+        // A part two above holds the spawns of 2s, four above those of 4s.
+        let sum = chunk.id.part.sum;
+        let runs = grouped_runs(filed, |p| Some(if p.sum == sum + 2 { 1 } else { 2 }));
         Ok(TaskOutput::Enumerated {
-            runs: self.write_runs(Some(&chunk.id), made).await?,
+            runs: self.write_runs(Some(&chunk.id), runs).await?,
             requests: Vec::new(),
             pushes: Vec::new(),
         })
@@ -92,7 +80,7 @@ impl Run<'_> {
     ) -> Result<TaskOutput, WorkerError> {
         let made = self
             .made_of_states(chunk, targets, |g, p, s, groups| {
-                kernel::requests(g, p, s, groups)
+                kernel::filed_afterstates(g, p, s, groups)
             })
             .await?;
         let (requests, _) = self.write_requests(&chunk.id, made, None).await?;
@@ -129,95 +117,57 @@ impl Run<'_> {
         requests: GroupedKeys,
         masses: Option<&GroupedMasses>,
     ) -> Result<(Vec<RequestRef>, Vec<PushRef>), WorkerError> {
+        // Each non-empty group's keys, with their masses in an evaluation.
+        let asked: Vec<AskedGroup> = requests
+            .into_iter()
+            .flat_map(|(to, groups)| {
+                groups
+                    .into_iter()
+                    .enumerate()
+                    .filter(|(_, keys)| !keys.is_empty())
+                    .map(move |(g, keys)| {
+                        let mass = masses.map(|m| {
+                            let mass = m.get(&to).and_then(|m| m.get(g));
+                            mass.map_or(Vec::new(), Clone::clone)
+                        });
+                        ((to, g as u32), keys, mass)
+                    })
+            })
+            .collect();
+        let (game, level) = (self.job.game, self.job.zstd_level.min(TRANSIENT_ZSTD_LEVEL));
+        // Each group's request, and its push in an evaluation, encoded on all
+        // the worker's threads.
+        let encoded = self
+            .blocking(move || {
+                use rayon::prelude::*;
+                asked
+                    .into_par_iter()
+                    .map(|(target, keys, mass)| {
+                        let (id, count) = (target_id(target), keys.len() as u64);
+                        let h = |kind| ChunkHeader {
+                            kind,
+                            game,
+                            id,
+                            count,
+                        };
+                        let request = chunk::encode_keys(&h(ChunkKind::Requests), &keys, level);
+                        let push = mass
+                            .map(|m| chunk::encode_pushes(&h(ChunkKind::Pushes), &keys, &m, level));
+                        (target, count, request, push)
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .await?;
         let mut bundle = Bundle::new(layout::requests(chunk, self.attempt));
         let (mut asked, mut pushed) = (Vec::new(), Vec::new());
-        let level = self.job.zstd_level.min(TRANSIENT_ZSTD_LEVEL);
-        for (to, groups) in requests {
-            for (group, keys) in groups.into_iter().enumerate() {
-                if keys.is_empty() {
-                    continue;
-                }
-                let (target, count) = ((to, group as u32), keys.len() as u64);
-                let id = target_id(target);
-                let h = self.header(ChunkKind::Requests, id, count);
-                let blob = chunk::encode_keys(&h, &keys, level);
-                asked.push(bundle.add_piece(*chunk, target, count, blob));
-                if let Some(masses) = masses {
-                    let mass = masses.get(&to).and_then(|m| m.get(group));
-                    let mass = mass.map_or(&[][..], Vec::as_slice);
-                    let h = self.header(ChunkKind::Pushes, id, count);
-                    let blob = chunk::encode_pushes(&h, &keys, mass, level);
-                    pushed.push(bundle.add_piece(*chunk, target, count, blob));
-                }
+        for (target, count, request, push) in encoded {
+            asked.push(bundle.add_piece(*chunk, target, count, request));
+            if let Some(push) = push {
+                pushed.push(bundle.add_piece(*chunk, target, count, push));
             }
         }
         self.put_bundle(bundle).await?;
         Ok((asked, pushed))
-    }
-
-    /// Write one run per non-empty hash group of each successor part, as one
-    /// bundle a target layer (so that each is deleted once its layer is
-    /// merged); a run longer than a frame ([`run_frame_keys`]) as frames.
-    pub(super) async fn write_runs(
-        &self,
-        source: Option<&ChunkId>,
-        by_part: GroupedKeys,
-    ) -> Result<Vec<RunRef>, WorkerError> {
-        let mut bundles: BTreeMap<u32, Bundle> = BTreeMap::new();
-        let mut runs = Vec::new();
-        for (part, groups) in by_part {
-            let bundle = bundles
-                .entry(part.sum)
-                .or_insert_with(|| Bundle::new(layout::runs(source, part.sum, self.attempt)));
-            for (group, keys) in groups.into_iter().enumerate() {
-                if keys.is_empty() {
-                    continue;
-                }
-                let group = group as u32;
-                // A run's header carries its target part and group.
-                let id = target_id((part, group));
-                let level = self.job.zstd_level.min(TRANSIENT_ZSTD_LEVEL);
-                let frame_keys = run_frame_keys(self.job.chunk_size) as usize;
-                let mut frames: Vec<RunFrame> = keys
-                    .chunks(frame_keys)
-                    .map(|frame| {
-                        let h = self.header(ChunkKind::Run, id, frame.len() as u64);
-                        let (offset, len, checksum) =
-                            bundle.add(chunk::encode_keys(&h, frame, level));
-                        RunFrame {
-                            first: frame[0],
-                            offset,
-                            len,
-                            count: frame.len() as u64,
-                            checksum,
-                        }
-                    })
-                    .collect();
-                let (offset, len) = (frames[0].offset, frames.iter().map(|f| f.len).sum());
-                let checksum = match frames.as_slice() {
-                    [one] => one.checksum,
-                    many => frames_checksum(many),
-                };
-                if frames.len() == 1 {
-                    frames.clear();
-                }
-                runs.push(RunRef {
-                    part,
-                    group,
-                    object: bundle.object.clone(),
-                    offset,
-                    len,
-                    count: keys.len() as u64,
-                    checksum,
-                    samples: samples(&keys),
-                    frames,
-                });
-            }
-        }
-        for bundle in bundles.into_values() {
-            self.put_bundle(bundle).await?;
-        }
-        Ok(runs)
     }
 
     pub(super) async fn read_states(&self, chunk: &ChunkRef) -> Result<Vec<u64>, WorkerError> {
@@ -236,41 +186,12 @@ impl Run<'_> {
         runs: &[RunRef],
         piece: Option<MergePiece>,
     ) -> Result<TaskOutput, WorkerError> {
-        let header = |count| self.header(ChunkKind::Run, target_id((part, group)), count);
         let (lo, hi, first_index) = match piece {
             Some(p) => (p.lo, p.hi, p.index * PIECE_CHUNKS),
             None => (0, u64::MAX, 0),
         };
-        // Of each run, the blobs that may hold keys of the range: one byte
-        // range a run. A Vec of futures, not a lazy map: a closure in the
-        // stream would make the task's future not Send for every lifetime.
-        let blobs: Vec<(&RunRef, Vec<RunFrame>)> = runs
-            .iter()
-            .map(|r| (r, r.blobs_in(lo, hi)))
-            .filter(|(_, b)| !b.is_empty())
-            .collect();
-        let mut reads = Vec::with_capacity(blobs.len());
-        for (r, b) in &blobs {
-            let (start, end) = (b[0].offset, b[b.len() - 1].offset + b[b.len() - 1].len);
-            reads.push(self.store.get_range(&r.object, start, end - start));
-        }
-        let loaded: Vec<bytes::Bytes> = futures::stream::iter(reads)
-            .buffered(8)
-            .try_collect()
-            .await?;
-        // Each blob's bytes, header and place, run by run.
-        let mut sections: Vec<Vec<(bytes::Bytes, ChunkHeader, RunFrame)>> = Vec::new();
-        for ((_, b), bytes) in blobs.iter().zip(loaded) {
-            let base = b[0].offset;
-            sections.push(
-                b.iter()
-                    .map(|f| {
-                        let at = (f.offset - base) as usize;
-                        (bytes.slice(at..at + f.len as usize), header(f.count), *f)
-                    })
-                    .collect(),
-            );
-        }
+        let read = self.read_runs(part, group, runs, (lo, hi)).await?;
+        let sections: Vec<Vec<Blob>> = read.iter().map(|(_, b)| b.clone()).collect();
         let (job, chunk_size) = (self.job.clone(), self.job.chunk_size as usize);
         let (tx, mut rx) = tokio::sync::mpsc::channel::<(ChunkId, u64, Vec<u8>)>(1);
         let merging = tokio::task::spawn_blocking(move || {
@@ -279,16 +200,7 @@ impl Run<'_> {
             let streams = sections
                 .iter()
                 .enumerate()
-                .map(|(i, run)| {
-                    let keys = run.iter().flat_map(move |(bytes, h, f)| {
-                        let keys: Box<dyn Iterator<Item = _>> = match chunk::stream_keys(bytes, h) {
-                            Ok(s) => Box::new(s.map(move |k| k.map_err(|e| (i, *f, e)))),
-                            Err(e) => Box::new(std::iter::once(Err((i, *f, e)))),
-                        };
-                        keys
-                    });
-                    kernel::in_range(keys, lo, hi)
-                })
+                .map(|(i, run)| RunKeys::new(i, run, lo, hi))
                 .collect::<Vec<_>>();
             let mut index = first_index;
             let mut keys = Vec::with_capacity(chunk_size.min(1 << 24));
@@ -335,15 +247,7 @@ impl Run<'_> {
             .map_err(|_| WorkerError::Panic {
                 task: self.task.key(),
             })?
-            .map_err(|(i, f, source)| StoreError::Rejected {
-                object: format!(
-                    "{} bytes {}..{}",
-                    blobs[i].0.object,
-                    f.offset,
-                    f.offset + f.len
-                ),
-                source,
-            })?;
+            .map_err(|e| self.damaged_run(&read, e))?;
         Ok(TaskOutput::Chunks(out))
     }
 }

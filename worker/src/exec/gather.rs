@@ -7,6 +7,7 @@
 use std::sync::Arc;
 
 use futures::{StreamExt, TryStreamExt};
+use rayon::prelude::*;
 use solve2048_core::formats::chunk::{self, ChunkHeader, ChunkKind, FormatError};
 use solve2048_core::kernel::value_table::ValueTable;
 use solve2048_core::kernel::{self, SolveError};
@@ -17,8 +18,8 @@ use solve2048_core::Game;
 use solve2048_store::{layout, StoreError};
 
 use super::bundle::Bundle;
+use super::bundle::{target_id, TRANSIENT_ZSTD_LEVEL};
 use super::error::WorkerError;
-use super::forward::{target_id, TRANSIENT_ZSTD_LEVEL};
 use super::run::{Run, READS_IN_FLIGHT};
 use super::slice::{in_union, Slice};
 
@@ -109,30 +110,34 @@ fn answer_requests(
         .map(|s| s.of(game, sum, tile, &union))
         .collect::<Result<Vec<_>, _>>()
         .map_err(Unanswered::Inconsistent)?;
-    let mut encoded = Vec::with_capacity(loaded.len());
-    for (i, (bytes, h)) in loaded.iter().zip(headers).enumerate() {
-        let mut answers = vec![Vec::new(); valued.len()];
-        for found in in_union(bytes, h, &union).map_err(|e| damaged((i, e)))? {
-            let (_, at) = found.map_err(|e| damaged((i, e)))?;
-            for (answer, v) in answers.iter_mut().zip(&valued) {
-                answer.push(v[at]);
+    // Each request answered on its own, on all the worker's threads.
+    loaded
+        .par_iter()
+        .zip(headers)
+        .enumerate()
+        .map(|(i, (bytes, h))| {
+            let mut answers = vec![Vec::new(); valued.len()];
+            for found in in_union(bytes, h, &union).map_err(|e| damaged((i, e)))? {
+                let (_, at) = found.map_err(|e| damaged((i, e)))?;
+                for (answer, v) in answers.iter_mut().zip(&valued) {
+                    answer.push(v[at]);
+                }
             }
-        }
-        // A request with no afterstate in this slice gets no response.
-        let count = answers.first().map_or(0, Vec::len) as u64;
-        encoded.push((count > 0).then(|| {
-            let h = ChunkHeader {
-                count,
-                ..answer_headers[i]
-            };
-            let blobs = answers
-                .iter()
-                .map(|a| chunk::encode_values(&h, a, level))
-                .collect();
-            (count, blobs)
-        }));
-    }
-    Ok(encoded)
+            // A request with no afterstate in this slice gets no response.
+            let count = answers.first().map_or(0, Vec::len) as u64;
+            Ok((count > 0).then(|| {
+                let h = ChunkHeader {
+                    count,
+                    ..answer_headers[i]
+                };
+                let blobs = answers
+                    .iter()
+                    .map(|a| chunk::encode_values(&h, a, level))
+                    .collect();
+                (count, blobs)
+            }))
+        })
+        .collect()
 }
 
 impl Run<'_> {

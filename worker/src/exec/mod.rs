@@ -12,6 +12,8 @@
 //!
 //! - [`run`]: one attempt at a task, and the one dispatch by its kind.
 //! - [`forward`]: seed, enumerate, ask and merge tasks.
+//! - [`expand`]: expand tasks (a group's states from its runs).
+//! - [`runs`]: runs as tasks write and read them.
 //! - [`gather`]: gather tasks (one group answers what was addressed to it).
 //! - [`backward`]: solve and start-value tasks.
 //! - [`slice`]: the slice of a group a gather takes, and the cursor that
@@ -24,9 +26,11 @@ mod backward;
 mod bundle;
 mod error;
 mod evaluate;
+mod expand;
 mod forward;
 mod gather;
 mod run;
+mod runs;
 mod slice;
 
 use solve2048_core::task::footprint;

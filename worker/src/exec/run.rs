@@ -51,6 +51,7 @@ impl Run<'_> {
                     .await
             }
             (Task::Ask { chunk, targets }, None) => self.ask(chunk, targets).await,
+            (Task::Expand { part, group, runs }, _) => self.expand(*part, *group, runs).await,
             (Task::Ask { .. }, Some(_)) => Err(self.invalid(
                 "an evaluation's chunks ask in its forward pass, with the player's masses",
             )),

@@ -28,7 +28,8 @@ pub(crate) fn varint_body(keys: &[u64]) -> Vec<u8> {
 }
 
 /// The first `count` keys of a decompressed body made by [`varint_body`],
-/// and the number of bytes they took.
+/// and the number of bytes they took. A varint is read from one 8-byte load
+/// where 8 bytes remain ([`short_varint`]), byte by byte near the end.
 pub(crate) fn parse_varint_keys(
     body: &[u8],
     count: usize,
@@ -36,21 +37,23 @@ pub(crate) fn parse_varint_keys(
     let mut keys = Vec::with_capacity(count);
     let (mut pos, mut prev) = (0usize, 0u64);
     for i in 0..count {
-        let (mut d, mut shift) = (0u64, 0);
-        loop {
-            let Some(&b) = body.get(pos) else {
-                return Err(FormatError::Body(format!("{i} keys, header says {count}")));
-            };
-            pos += 1;
-            if shift > 63 {
-                return Err(FormatError::Body("varint too long".into()));
+        let short = body
+            .get(pos..)
+            .and_then(|rest| rest.first_chunk::<8>())
+            .and_then(|w| short_varint(u64::from_le_bytes(*w)));
+        let d = match short {
+            Some((d, len)) => {
+                pos += len;
+                d
             }
-            d |= ((b & 0x7F) as u64) << shift;
-            shift += 7;
-            if b & 0x80 == 0 {
-                break;
+            None => {
+                let (d, len) = byte_varint(&body[pos.min(body.len())..]).map_err(|e| {
+                    e.unwrap_or_else(|| FormatError::Body(format!("{i} keys, header says {count}")))
+                })?;
+                pos += len;
+                d
             }
-        }
+        };
         if d == 0 && i > 0 {
             return Err(FormatError::Body("keys not strictly increasing".into()));
         }
@@ -62,12 +65,40 @@ pub(crate) fn parse_varint_keys(
     Ok((keys, pos))
 }
 
+/// The varint at the start of `bytes`, a byte at a time, and its length;
+/// `Err(None)` when `bytes` is empty, `Err(Some(..))` when it is cut off or
+/// too long.
+fn byte_varint(bytes: &[u8]) -> Result<(u64, usize), Option<FormatError>> {
+    let (mut d, mut shift) = (0u64, 0);
+    for (i, &b) in bytes.iter().enumerate() {
+        if shift > 63 {
+            return Err(Some(FormatError::Body("varint too long".into())));
+        }
+        d |= ((b & 0x7F) as u64) << shift;
+        shift += 7;
+        if b & 0x80 == 0 {
+            return Ok((d, i + 1));
+        }
+    }
+    Err((!bytes.is_empty()).then(|| FormatError::Body("varint cut off".into())))
+}
+
 /// Decode and verify keys; `expect` names the chunk the reader asked for.
+/// The body is decompressed whole and read in one loop.
 pub fn decode_keys(bytes: &[u8], expect: &ChunkHeader) -> Result<Vec<u64>, FormatError> {
-    let stream = stream_keys(bytes, expect)?;
-    let mut keys = Vec::with_capacity(stream.left as usize);
-    for key in stream {
-        keys.push(key?);
+    let (found, payload) = ChunkHeader::read(bytes)?;
+    expect.check(&found)?;
+    let count = found.count as usize;
+    // A body holds at most 10 bytes a key (and a byte past them tells a
+    // body with more keys than its header says).
+    let most = 10 * count + 1;
+    let limit = content_size(payload).map_or(most, |size| (size as usize).min(most));
+    let body = decompress(payload, limit)?;
+    let (keys, used) = parse_varint_keys(&body, count)?;
+    if used != body.len() {
+        return Err(FormatError::Body(format!(
+            "more keys than the {count} the header says"
+        )));
     }
     Ok(keys)
 }

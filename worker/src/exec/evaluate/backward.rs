@@ -61,7 +61,7 @@ impl Run<'_> {
             .map_err(|reason| self.invalid(reason))?;
         let digest = result_digest(&states, &valued.values, &valued.actions);
         let evaluated = Some(valued.evaluation);
-        self.write_solved(chunk, &valued.values, &valued.actions, digest, evaluated)
+        self.write_solved(chunk, valued.values, valued.actions, digest, evaluated)
             .await
     }
 }

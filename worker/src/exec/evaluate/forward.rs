@@ -10,9 +10,11 @@ use solve2048_core::formats::chunk::{self, ChunkKind};
 use solve2048_core::kernel::evaluate::{enumerate_under, EvaluateError, Reach};
 use solve2048_core::task::{ChunkRef, PushRef, SolvedRef, TargetGroups, TaskOutput};
 
+use super::super::bundle::target_id;
 use super::super::error::WorkerError;
-use super::super::forward::{group_count, target_id};
+use super::super::forward::group_count;
 use super::super::run::Run;
+use super::super::runs::grouped_runs;
 use super::evaluator::Evaluator;
 use super::group::Group;
 
@@ -92,7 +94,8 @@ impl Run<'_> {
             })
             .await?
             .map_err(|e| self.evaluation(e))?;
-        let runs = self.write_runs(Some(&chunk.id), made.successors).await?;
+        let successors = grouped_runs(made.successors, |_| None);
+        let runs = self.write_runs(Some(&chunk.id), successors).await?;
         let (requests, pushes) = self
             .write_requests(&chunk.id, made.requests, Some(&made.masses))
             .await?;
