@@ -1,6 +1,6 @@
 //! The expand task: a group's states from its runs ([`Run::expand`]).
 
-use solve2048_core::formats::chunk::{self, ChunkHeader, ChunkKind};
+use solve2048_core::formats::chunk;
 use solve2048_core::kernel::{self, Merged};
 use solve2048_core::rules::canonical::Orientation;
 use solve2048_core::space::ids::{ChunkId, PartId};
@@ -12,7 +12,7 @@ use solve2048_store::layout;
 use super::bundle::Bundle;
 use super::error::WorkerError;
 use super::run::Run;
-use super::runs::{Blob, EncodedRun, NewRun, RunKeys};
+use super::runs::{encode_states, Blob, EncodedRun, NewRun, RunKeys};
 
 impl Run<'_> {
     /// A group's states from its runs: the afterstates of its afterstate
@@ -102,6 +102,18 @@ fn expand_runs(
     let batch = (chunk_size / SPAWNS_PER_AFTERSTATE as usize).max(1);
     let mut raw: Vec<u64> = Vec::new();
     let mut spilled = false;
+    // Sorted, distinct keys handed out as a run of the group's states.
+    let mut spill = |keys: Vec<u64>| {
+        emit(EncodedRun::of(
+            job,
+            NewRun {
+                part,
+                group,
+                spawns: None,
+                keys,
+            },
+        ))
+    };
     for spawns in [None, Some(1u8), Some(2)] {
         let streams: Vec<RunKeys> = runs
             .iter()
@@ -131,16 +143,7 @@ fn expand_runs(
             }
             if raw.len() >= held {
                 kernel::sort_distinct(&mut raw);
-                let keys = std::mem::take(&mut raw);
-                emit(EncodedRun::of(
-                    job,
-                    NewRun {
-                        part,
-                        group,
-                        spawns: None,
-                        keys,
-                    },
-                ));
+                spill(std::mem::take(&mut raw));
                 spilled = true;
             }
         }
@@ -148,15 +151,7 @@ fn expand_runs(
     kernel::sort_distinct(&mut raw);
     if spilled {
         if !raw.is_empty() {
-            emit(EncodedRun::of(
-                job,
-                NewRun {
-                    part,
-                    group,
-                    spawns: None,
-                    keys: raw,
-                },
-            ));
+            spill(raw);
         }
         return Ok(Expanded::Runs);
     }
@@ -170,14 +165,7 @@ fn expand_runs(
                 group,
                 index: index as u32,
             };
-            let count = keys.len() as u64;
-            let h = ChunkHeader {
-                kind: ChunkKind::States,
-                game: job.game,
-                id,
-                count,
-            };
-            (id, count, chunk::encode_keys(&h, keys, job.zstd_level))
+            (id, keys.len() as u64, encode_states(job, id, keys))
         })
         .collect();
     Ok(Expanded::Chunks(chunks))

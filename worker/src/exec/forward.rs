@@ -19,7 +19,7 @@ use solve2048_store::layout;
 use super::bundle::{target_id, Bundle, TRANSIENT_ZSTD_LEVEL};
 use super::error::WorkerError;
 use super::run::Run;
-use super::runs::{grouped_runs, Blob, RunKeys};
+use super::runs::{encode_states, grouped_runs, Blob, RunKeys};
 
 /// The group count the task gives successor part `part`, if any.
 pub(super) fn group_count(targets: &[TargetGroups], part: PartId) -> Option<u32> {
@@ -207,13 +207,7 @@ impl Run<'_> {
             // False once the writer has stopped (its error is the task's).
             let send = |keys: &[u64], index: u32| {
                 let id = ChunkId { part, group, index };
-                let h = solve2048_core::formats::chunk::ChunkHeader {
-                    kind: ChunkKind::States,
-                    game: job.game,
-                    id,
-                    count: keys.len() as u64,
-                };
-                let bytes = chunk::encode_keys(&h, keys, job.zstd_level);
+                let bytes = encode_states(&job, id, keys);
                 tx.blocking_send((id, keys.len() as u64, bytes)).is_ok()
             };
             for key in Merged::new(streams) {

@@ -18,6 +18,19 @@ use super::bundle::{target_id, Bundle, TRANSIENT_ZSTD_LEVEL};
 use super::error::WorkerError;
 use super::run::Run;
 
+/// A final chunk of `job`'s states, encoded: `keys` (sorted, distinct) as
+/// chunk `id` at the job's compression level. What a merge and an expand
+/// write.
+pub(super) fn encode_states(job: &JobSpec, id: ChunkId, keys: &[u64]) -> Vec<u8> {
+    let h = ChunkHeader {
+        kind: ChunkKind::States,
+        game: job.game,
+        id,
+        count: keys.len() as u64,
+    };
+    chunk::encode_keys(&h, keys, job.zstd_level)
+}
+
 /// Keys at evenly spaced ranks of sorted `keys` ([`RUN_SAMPLES`] of them).
 fn samples(keys: &[u64]) -> Vec<u64> {
     let n = RUN_SAMPLES.min(keys.len());
