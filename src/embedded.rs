@@ -67,18 +67,7 @@ pub async fn run_embedded(
         status_every: Duration::from_secs(5),
     };
     let records = Records::new(store.clone());
-    let agent = AgentConfig {
-        task_budget,
-        coordinator: url,
-        token,
-        tls_ca: None,
-        threads: threads as u32,
-        slots: threads.max(2) as u32,
-        cache: None,
-        name: process_name(),
-        give_up_after: Duration::from_secs(30),
-        drain: Duration::ZERO,
-    };
+    let agent = agent_config(url, token, threads, task_budget);
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     // Ctrl-C or SIGTERM: the in-process worker stops first (it hands its
     // leases back and abandons its running tasks, whose uncommitted outputs
@@ -129,6 +118,23 @@ pub async fn run_embedded(
         let _ = tokio::time::timeout(Duration::from_secs(10), worker).await;
     }
     Ok(result?)
+}
+
+/// The in-process worker's settings: `threads` kernel threads, tasks of
+/// `task_budget` bytes, the coordinator at `url` with `token`.
+fn agent_config(url: String, token: String, threads: usize, task_budget: u64) -> AgentConfig {
+    AgentConfig {
+        task_budget,
+        coordinator: url,
+        token,
+        tls_ca: None,
+        threads: threads as u32,
+        slots: threads.max(2) as u32,
+        cache: None,
+        name: process_name(),
+        give_up_after: Duration::from_secs(30),
+        drain: Duration::ZERO,
+    }
 }
 
 /// How long an interrupted run waits for its in-process worker to stop

@@ -8,11 +8,38 @@ use std::sync::Arc;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
-use crate::scheduler::{Scheduler, TaskState};
+use crate::scheduler::{Counters, Scheduler, Snapshot, TaskState};
 
 /// The metrics text for the scheduler's state now.
 pub fn render(scheduler: &Scheduler) -> String {
     let snap = scheduler.snapshot();
+    let mut out = Text::default();
+    progress(&mut out, scheduler, &snap);
+    store_traffic(&mut out, &snap.counters);
+    task_counters(&mut out, &snap.counters);
+    out.0
+}
+
+/// Metrics text being written.
+#[derive(Default)]
+struct Text(String);
+
+impl Text {
+    /// One metric: its help and type lines, then a line per sample
+    /// (labels, value).
+    fn metric(&mut self, name: &str, kind: &str, help: &str, samples: &[(&str, f64)]) {
+        let _ = writeln!(
+            self.0,
+            "# HELP solve2048_{name} {help}\n# TYPE solve2048_{name} {kind}"
+        );
+        for (labels, v) in samples {
+            let _ = writeln!(self.0, "solve2048_{name}{labels} {v}");
+        }
+    }
+}
+
+/// The job's tasks by state, its progress, rate and live workers.
+fn progress(out: &mut Text, scheduler: &Scheduler, snap: &Snapshot) {
     let mut by_state = [0u64; 4];
     for t in &snap.tasks {
         by_state[match t.state {
@@ -22,18 +49,7 @@ pub fn render(scheduler: &Scheduler) -> String {
             TaskState::Failed => 3,
         }] += 1;
     }
-    let c = snap.counters;
-    let mut out = String::new();
-    let mut metric = |name: &str, kind: &str, help: &str, samples: &[(&str, f64)]| {
-        let _ = writeln!(
-            out,
-            "# HELP solve2048_{name} {help}\n# TYPE solve2048_{name} {kind}"
-        );
-        for (labels, v) in samples {
-            let _ = writeln!(out, "solve2048_{name}{labels} {v}");
-        }
-    };
-    metric(
+    out.metric(
         "tasks",
         "gauge",
         "Tasks planned so far, by state.",
@@ -47,20 +63,20 @@ pub fn render(scheduler: &Scheduler) -> String {
     let overall = scheduler.overall();
     let rate = snap.states_per_second;
     if overall.total > 0 {
-        metric(
+        out.metric(
             "progress_ratio",
             "gauge",
             "Share of the whole job done (states enumerated and solved over twice its states, estimated for layers not enumerated yet; never decreasing).",
             &[("", overall.percent.unwrap_or(0.0) / 100.0)],
         );
-        metric(
+        out.metric(
             "work_states_total",
             "gauge",
             "The whole job's work: twice its states, estimated for layers not enumerated yet.",
             &[("", overall.total as f64)],
         );
         if let Some(eta) = overall.eta_seconds(rate) {
-            metric(
+            out.metric(
                 "eta_seconds",
                 "gauge",
                 "Seconds left at the rate of the last minute (absent while unknown).",
@@ -68,33 +84,37 @@ pub fn render(scheduler: &Scheduler) -> String {
             );
         }
     }
-    metric(
+    out.metric(
         "states_per_second",
         "gauge",
         "States enumerated or solved per second over the last minute.",
         &[("", snap.states_per_second)],
     );
     let alive = snap.workers.iter().filter(|w| w.alive).count();
-    metric(
+    out.metric(
         "workers_alive",
         "gauge",
         "Workers heard from within the lease ttl.",
         &[("", alive as f64)],
     );
-    metric(
+}
+
+/// Bytes and requests between the job and its store.
+fn store_traffic(out: &mut Text, c: &Counters) {
+    out.metric(
         "bytes_written_total",
         "counter",
         "Bytes workers wrote to the store.",
         &[("", c.bytes_written as f64)],
     );
-    metric(
+    out.metric(
         "bytes_read_total",
         "counter",
         "Bytes workers read from the store (not from their caches).",
         &[("", c.bytes_read as f64)],
     );
     let r = &c.store_requests;
-    metric(
+    out.metric(
         "store_requests_total",
         "counter",
         "Store requests (retries included) of the tasks and the coordinator, by operation.",
@@ -106,7 +126,7 @@ pub fn render(scheduler: &Scheduler) -> String {
             ("{op=\"head\"}", r.requests.head as f64),
         ],
     );
-    metric(
+    out.metric(
         "store_retries_total",
         "counter",
         "Store requests retried, by cause.",
@@ -118,43 +138,46 @@ pub fn render(scheduler: &Scheduler) -> String {
             ("{cause=\"short_body\"}", r.causes.short_body as f64),
         ],
     );
-    metric(
+    out.metric(
         "store_backoff_seconds_total",
         "counter",
         "Seconds spent waiting between attempts at store requests.",
         &[("", r.backoff_seconds)],
     );
-    metric(
+}
+
+/// Counts of states done, tasks run and attempts that went wrong.
+fn task_counters(out: &mut Text, c: &Counters) {
+    out.metric(
         "states_done_total",
         "counter",
         "States of committed enumerate and solve tasks.",
         &[("", c.states_done as f64)],
     );
-    metric(
+    out.metric(
         "tasks_run_total",
         "counter",
         "Tasks run and committed.",
         &[("", c.tasks_run as f64)],
     );
-    metric(
+    out.metric(
         "attempts_failed_total",
         "counter",
         "Attempts that failed.",
         &[("", c.attempts_failed as f64)],
     );
-    metric(
+    out.metric(
         "leases_expired_total",
         "counter",
         "Leases that lapsed.",
         &[("", c.leases_expired as f64)],
     );
-    metric(
+    out.metric(
         "results_discarded_total",
         "counter",
         "Results refused because their lease was not current.",
         &[("", c.results_discarded as f64)],
     );
-    out
 }
 
 /// Serve `GET /metrics` on `listener` until the task is dropped.

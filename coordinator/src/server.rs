@@ -14,6 +14,7 @@ use std::collections::BTreeSet;
 use solve2048_store::check::{check_store, CheckError};
 use solve2048_store::{layout, StoreError};
 use tokio::net::TcpListener;
+use tonic::transport::server::Router;
 use tonic::transport::server::TcpIncoming;
 use tonic::transport::{Identity, Server, ServerTlsConfig};
 
@@ -64,6 +65,24 @@ struct Outcome {
     state: Option<JobState>,
     error: Option<String>,
     start_value: Option<f64>,
+}
+
+impl Outcome {
+    /// Records how the job ended: done with its start value, failed with
+    /// its error, or (interrupted) still running.
+    fn record(&mut self, result: &Result<Summary, CoordinatorError>) {
+        match result {
+            Ok(s) => {
+                self.state = Some(JobState::Done);
+                self.start_value = Some(s.start_value);
+            }
+            Err(CoordinatorError::Interrupted) => {}
+            Err(e) => {
+                self.state = Some(JobState::Failed);
+                self.error = Some(e.to_string());
+            }
+        }
+    }
 }
 
 fn status_of(info: &JobInfo, scheduler: &Scheduler, outcome: &Mutex<Outcome>) -> JobStatus {
@@ -128,31 +147,11 @@ async fn serve(
     progress: &(dyn Fn(&Progress) + Sync),
     shutdown: impl Future<Output = ()>,
 ) -> Result<Summary, CoordinatorError> {
-    if !config.repair {
-        records.open_job(&config.job).await?;
-    }
     let addr = listener
         .local_addr()
         .map(|a| a.to_string())
         .unwrap_or_default();
-    let mut lock = match Lock::acquire(&records, &addr, config.take_over).await {
-        // A repair is deliberate: a damaged lock is set aside like the rest.
-        Err(CoordinatorError::Store(StoreError::Damaged { object, reason }))
-            if config.repair && object == layout::LOCK =>
-        {
-            records.store().quarantine(&object, &reason).await?;
-            Lock::acquire(&records, &addr, config.take_over).await?
-        }
-        r => r?,
-    };
-    let repair = if config.repair {
-        let repair = set_damage_aside(&records, &mut lock).await?;
-        records.open_job(&config.job).await?;
-        Some(repair)
-    } else {
-        refuse_damaged_solved(&records).await?;
-        None
-    };
+    let (mut lock, repair) = open(&records, &addr, &config).await?;
     let scheduler = Arc::new(Scheduler::new(config.lease, lock.epoch()));
     {
         // In the background: the job need not wait for its estimate.
@@ -170,38 +169,15 @@ async fn serve(
         epoch: lock.epoch(),
     };
     let outcome = Arc::new(Mutex::new(Outcome::default()));
-    let status_fn = {
-        let (info, scheduler, outcome) = (info.clone(), scheduler.clone(), outcome.clone());
-        Arc::new(move || {
-            serde_json::to_string(&status_of(&info, &scheduler, &outcome)).unwrap_or_default()
-        })
-    };
-    let state = Arc::new(ServiceState {
-        scheduler: scheduler.clone(),
-        job_json: serde_json::to_string(&config.job).expect("jobs serialize"),
-        store: config.store.clone(),
-        status: status_fn,
-    });
-    let mut builder = Server::builder();
-    if let Some(tls) = &config.tls {
-        builder = builder
-            .tls_config(ServerTlsConfig::new().identity(Identity::from_pem(&tls.cert, &tls.key)))
-            .map_err(|e| CoordinatorError::Serve {
-                reason: format!("TLS setup: {e}"),
-            })?;
-    }
+    let state = service_state(&config, &info, &scheduler, &outcome);
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(
-        builder
-            .add_service(make_service(state, &config.token))
-            // No Nagle delay: leases are small messages that must not wait.
-            .serve_with_incoming_shutdown(
-                TcpIncoming::from(listener).with_nodelay(Some(true)),
-                async {
-                    let _ = stop_rx.await;
-                },
-            ),
-    );
+    let server = tokio::spawn(grpc(&config, state)?.serve_with_incoming_shutdown(
+        // No Nagle delay: leases are small messages that must not wait.
+        TcpIncoming::from(listener).with_nodelay(Some(true)),
+        async {
+            let _ = stop_rx.await;
+        },
+    ));
     let metrics_task = metrics.map(|l| tokio::spawn(crate::metrics::serve(l, scheduler.clone())));
     tracing::info!(listen = %addr, store = %config.store, game = %info.game, epoch = lock.epoch(), "coordinator serving");
 
@@ -224,22 +200,8 @@ async fn serve(
         _ = status_loop => Err(CoordinatorError::Interrupted),
         _ = shutdown => Err(CoordinatorError::Interrupted),
     };
-    {
-        let mut o = outcome.lock().unwrap();
-        match &result {
-            Ok(s) => {
-                o.state = Some(JobState::Done);
-                o.start_value = Some(s.start_value);
-            }
-            Err(CoordinatorError::Interrupted) => {}
-            Err(e) => {
-                o.state = Some(JobState::Failed);
-                o.error = Some(e.to_string());
-            }
-        }
-    }
-    let interrupted = matches!(result, Err(CoordinatorError::Interrupted));
-    if !interrupted {
+    outcome.lock().unwrap().record(&result);
+    if !matches!(result, Err(CoordinatorError::Interrupted)) {
         // Tell the workers the job is over and give them a moment to hear it;
         // after an interruption they keep waiting for a restarted coordinator.
         scheduler.finish();
@@ -254,8 +216,17 @@ async fn serve(
     if let Some(m) = metrics_task {
         m.abort();
     }
+    release(lock, result).await
+}
+
+/// The job's `result` after releasing its lock (unless another coordinator
+/// took it over); a failure to release is the result only when the job
+/// succeeded: a failing store (full, say) must not hide the job's own error.
+async fn release(
+    lock: Lock,
+    result: Result<Summary, CoordinatorError>,
+) -> Result<Summary, CoordinatorError> {
     if !matches!(result, Err(CoordinatorError::TakenOver { .. })) {
-        // A failing store (full, say) must not hide the job's own error.
         if let Err(e) = lock.release().await {
             if result.is_ok() {
                 return Err(e);
@@ -264,6 +235,71 @@ async fn serve(
         }
     }
     result
+}
+
+/// What the job's gRPC service shares: the scheduler, the job, the store
+/// and the status document of the job now.
+fn service_state(
+    config: &ServerConfig,
+    info: &JobInfo,
+    scheduler: &Arc<Scheduler>,
+    outcome: &Arc<Mutex<Outcome>>,
+) -> Arc<ServiceState> {
+    let status_fn = {
+        let (info, scheduler, outcome) = (info.clone(), scheduler.clone(), outcome.clone());
+        Arc::new(move || {
+            serde_json::to_string(&status_of(&info, &scheduler, &outcome)).unwrap_or_default()
+        })
+    };
+    Arc::new(ServiceState {
+        scheduler: scheduler.clone(),
+        job_json: serde_json::to_string(&config.job).expect("jobs serialize"),
+        store: config.store.clone(),
+        status: status_fn,
+    })
+}
+
+/// Opens the job on the store and takes the coordinator lock; with
+/// `--repair`, sets the store's damage aside first (a damaged lock too) and
+/// returns what was set aside, else refuses a store with damaged values.
+async fn open(
+    records: &Records,
+    addr: &str,
+    config: &ServerConfig,
+) -> Result<(Lock, Option<Repair>), CoordinatorError> {
+    if !config.repair {
+        records.open_job(&config.job).await?;
+    }
+    let mut lock = match Lock::acquire(records, addr, config.take_over).await {
+        // A repair is deliberate: a damaged lock is set aside like the rest.
+        Err(CoordinatorError::Store(StoreError::Damaged { object, reason }))
+            if config.repair && object == layout::LOCK =>
+        {
+            records.store().quarantine(&object, &reason).await?;
+            Lock::acquire(records, addr, config.take_over).await?
+        }
+        r => r?,
+    };
+    if !config.repair {
+        refuse_damaged_solved(records).await?;
+        return Ok((lock, None));
+    }
+    let repair = set_damage_aside(records, &mut lock).await?;
+    records.open_job(&config.job).await?;
+    Ok((lock, Some(repair)))
+}
+
+/// The gRPC server of the job's service, with TLS if `config` has it.
+fn grpc(config: &ServerConfig, state: Arc<ServiceState>) -> Result<Router, CoordinatorError> {
+    let mut builder = Server::builder();
+    if let Some(tls) = &config.tls {
+        builder = builder
+            .tls_config(ServerTlsConfig::new().identity(Identity::from_pem(&tls.cert, &tls.key)))
+            .map_err(|e| CoordinatorError::Serve {
+                reason: format!("TLS setup: {e}"),
+            })?;
+    }
+    Ok(builder.add_service(make_service(state, &config.token)))
 }
 
 /// Check every object of the store and set the damaged or missing ones

@@ -125,40 +125,7 @@ impl JobStatus {
         states_ahead: u64,
         progress: OverallProgress,
     ) -> JobStatus {
-        let mut rows: Vec<PartRow> = Vec::new();
-        let mut index: BTreeMap<(String, u32, u8), usize> = BTreeMap::new();
-        let mut remaining = states_ahead;
-        let mut phase = Phase::Enumerate;
-        for t in &snap.tasks {
-            if t.phase == Phase::Solve {
-                phase = Phase::Solve;
-            }
-            let Some(part) = t.part else { continue };
-            let key = (t.stage.clone(), part.sum, part.max_exp);
-            let i = *index.entry(key).or_insert_with(|| {
-                rows.push(PartRow {
-                    stage: t.stage.clone(),
-                    sum: part.sum,
-                    max_tile: 1 << part.max_exp,
-                    ..PartRow::default()
-                });
-                rows.len() - 1
-            });
-            let row = &mut rows[i];
-            row.states_total += t.states;
-            match t.state {
-                TaskState::Pending => row.pending += 1,
-                TaskState::Leased { .. } => row.leased += 1,
-                TaskState::Failed => row.failed += 1,
-                TaskState::Done => {
-                    row.done += 1;
-                    row.states_done += t.states;
-                }
-            }
-            if t.state != TaskState::Done && (t.stage == "enumerate" || t.stage == "solve") {
-                remaining += t.states;
-            }
-        }
+        let (rows, remaining, phase) = part_rows(&snap.tasks, states_ahead);
         let rate = snap.states_per_second;
         let (remaining, percent_done) = if state == JobState::Done {
             (0, Some(100.0))
@@ -202,6 +169,46 @@ impl JobStatus {
                 .collect(),
         }
     }
+}
+
+/// A row for each stage's part of `tasks`, the states left to enumerate
+/// and solve (`states_ahead` beyond them), and the phase the job is in.
+fn part_rows(tasks: &[TaskEntry], states_ahead: u64) -> (Vec<PartRow>, u64, Phase) {
+    let mut rows: Vec<PartRow> = Vec::new();
+    let mut index: BTreeMap<(String, u32, u8), usize> = BTreeMap::new();
+    let mut remaining = states_ahead;
+    let mut phase = Phase::Enumerate;
+    for t in tasks {
+        if t.phase == Phase::Solve {
+            phase = Phase::Solve;
+        }
+        let Some(part) = t.part else { continue };
+        let key = (t.stage.clone(), part.sum, part.max_exp);
+        let i = *index.entry(key).or_insert_with(|| {
+            rows.push(PartRow {
+                stage: t.stage.clone(),
+                sum: part.sum,
+                max_tile: 1 << part.max_exp,
+                ..PartRow::default()
+            });
+            rows.len() - 1
+        });
+        let row = &mut rows[i];
+        row.states_total += t.states;
+        match t.state {
+            TaskState::Pending => row.pending += 1,
+            TaskState::Leased { .. } => row.leased += 1,
+            TaskState::Failed => row.failed += 1,
+            TaskState::Done => {
+                row.done += 1;
+                row.states_done += t.states;
+            }
+        }
+        if t.state != TaskState::Done && (t.stage == "enumerate" || t.stage == "solve") {
+            remaining += t.states;
+        }
+    }
+    (rows, remaining, phase)
 }
 
 /// The status as last written to the store, with the coordinator's lock.
@@ -301,49 +308,73 @@ pub struct ChunkRow {
     pub objects: Vec<String>,
 }
 
-/// Every chunk task and every unfinished task, from the store alone.
-pub async fn chunk_rows(records: &Records) -> Result<Vec<ChunkRow>, CoordinatorError> {
-    let committed: BTreeSet<String> = records
-        .store()
-        .list("commits")
-        .await?
-        .into_iter()
-        .filter_map(|o| {
-            o.strip_prefix("commits/")
-                .and_then(|k| k.strip_suffix(".json"))
-                .map(str::to_string)
-        })
-        .collect();
-    let mut failures: BTreeMap<String, FailureRecord> = BTreeMap::new();
-    for object in records.store().list("failures").await? {
-        if let Some(f) = records.get_json_opt::<FailureRecord>(&object).await? {
-            failures.insert(f.task.clone(), f);
+/// What the store says of each task: committed, failed on some attempt,
+/// or open in the last status a coordinator wrote.
+struct Known {
+    /// Keys of the committed tasks.
+    committed: BTreeSet<String>,
+    /// Failure records by task key.
+    failures: BTreeMap<String, FailureRecord>,
+    /// Open tasks of the stored status by key.
+    live: BTreeMap<String, TaskEntry>,
+}
+
+impl Known {
+    /// Reads the commits, failures and stored status of `records`.
+    async fn read(records: &Records) -> Result<Known, CoordinatorError> {
+        let committed: BTreeSet<String> = (records.store().list("commits").await?)
+            .into_iter()
+            .filter_map(|o| {
+                o.strip_prefix("commits/")
+                    .and_then(|k| k.strip_suffix(".json"))
+                    .map(str::to_string)
+            })
+            .collect();
+        let mut failures: BTreeMap<String, FailureRecord> = BTreeMap::new();
+        for object in records.store().list("failures").await? {
+            if let Some(f) = records.get_json_opt::<FailureRecord>(&object).await? {
+                failures.insert(f.task.clone(), f);
+            }
         }
+        let stored = read_stored(records).await?;
+        let live = (stored.status.map(|s| s.open_tasks).unwrap_or_default())
+            .into_iter()
+            .map(|t| (t.key.clone(), t))
+            .collect();
+        Ok(Known {
+            committed,
+            failures,
+            live,
+        })
     }
-    let stored = read_stored(records).await?;
-    let live: BTreeMap<String, TaskEntry> = stored
-        .status
-        .map(|s| s.open_tasks)
-        .unwrap_or_default()
-        .into_iter()
-        .map(|t| (t.key.clone(), t))
-        .collect();
-    let state_of = |key: &str| {
-        if committed.contains(key) {
+
+    /// Where the task `key` stands.
+    fn state_of(&self, key: &str) -> ChunkState {
+        if self.committed.contains(key) {
             return ChunkState::Done;
         }
-        match live.get(key).map(|t| &t.state) {
+        match self.live.get(key).map(|t| &t.state) {
             Some(TaskState::Pending) => ChunkState::Pending,
             Some(TaskState::Leased { .. }) => ChunkState::Leased,
             Some(TaskState::Failed) => ChunkState::Failed,
             Some(TaskState::Done) => ChunkState::Done,
             None => ChunkState::Waiting,
         }
-    };
-    let row = |key: String, stage: &str, part: PartId, chunk: Option<(u32, u32)>, states: u64| {
-        let f = failures.get(&key);
+    }
+
+    /// The row of task `key` of `stage` on `part` (and chunk (group,
+    /// index)), of `states` states, with no objects yet.
+    fn row(
+        &self,
+        key: String,
+        stage: &str,
+        part: PartId,
+        chunk: Option<(u32, u32)>,
+        states: u64,
+    ) -> ChunkRow {
+        let f = self.failures.get(&key);
         ChunkRow {
-            state: state_of(&key),
+            state: self.state_of(&key),
             failed_attempts: f.map_or(0, |f| f.attempts),
             last_error: f.map(|f| f.last_error.clone()),
             stage: stage.to_string(),
@@ -355,7 +386,14 @@ pub async fn chunk_rows(records: &Records) -> Result<Vec<ChunkRow>, CoordinatorE
             objects: Vec::new(),
             task: key,
         }
-    };
+    }
+}
+
+/// Every chunk task and every unfinished task, from the store alone.
+pub async fn chunk_rows(records: &Records) -> Result<Vec<ChunkRow>, CoordinatorError> {
+    let known = Known::read(records).await?;
+    let row = |key, stage: &str, part, chunk, states| known.row(key, stage, part, chunk, states);
+    let live = &known.live;
     let mut rows = Vec::new();
     let mut listed = BTreeSet::new();
     for index in records.layer_indexes().await? {
@@ -389,7 +427,7 @@ pub async fn chunk_rows(records: &Records) -> Result<Vec<ChunkRow>, CoordinatorE
         }
     }
     // Tasks with no chunk in an index yet: merges, and tasks the status knows.
-    for (key, t) in &live {
+    for (key, t) in live {
         if listed.contains(key) {
             continue;
         }

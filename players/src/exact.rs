@@ -4,11 +4,10 @@
 //! against the slow rules), spawns and the start from
 //! [`solve2048_core::rules::slow`].
 //!
-//! For tests and small games: it keeps every reachable board in a hash map
-//! (`random` on 3x3 to 64 reaches about N boards).
+//! For tests and small games: it keeps every reachable board in a hash map.
 
-use solve2048_core::rules::moves::{has_exponent, Mover};
-use solve2048_core::{rules::slow, Game, Objective};
+use solve2048_core::rules::moves::Mover;
+use solve2048_core::{rules::slow, Game};
 
 use solve2048_core::rules::board::empty_bits;
 use solve2048_core::rules::spawn::SpawnRule;
@@ -21,10 +20,9 @@ use crate::{NotExact, Player};
 /// each move weighted by the discount as in [`Game`].
 ///
 /// `V(x)` is 0 for a lost board; otherwise the sum, over the player's move
-/// distribution on `x`, of the move's probability times: its score (with the
-/// score objective; [`Mover::apply_scored`]) plus the discount times the
-/// target's value ([`Game::target_value`]) if the move makes the target
-/// tile, else the sum over spawns of their probability times `V(next)`. The start distribution is the two spawns on
+/// distribution on `x`, of the move's probability times its
+/// [`Game::move_value`], the afterstate's value the sum over spawns of their
+/// probability times `V(next)`. The start distribution is the two spawns on
 /// the empty board, as actual boards ([`slow::spawns`] twice).
 ///
 /// Fails with [`NotExact`] for a player without a move distribution. Panics
@@ -61,44 +59,40 @@ impl Eval<'_> {
         if let Some(&v) = self.memo.get(&x) {
             return Ok(v);
         }
-        let n = self.game.shape;
         let mut v = 0.0;
         if !self.mover.is_lost(x) {
             for (dir, p) in player.distribution(x)? {
-                let (after, points) = self.mover.apply_scored(x, dir);
-                let earned = match self.game.objective {
-                    Objective::Win => 0.0,
-                    Objective::Score => f64::from(points),
-                };
+                let after = self.mover.apply(x, dir);
                 assert_ne!(
                     after,
                     x,
                     "{} plays illegal {dir:?} on {x:#x}",
                     player.name()
                 );
-                let q = if has_exponent(after, self.game.target_exp) {
-                    self.game.target_value()
-                } else {
-                    // A 2 or a 4 in each empty cell, the cell uniform; a
-                    // tile the rule never spawns is not followed.
-                    let mut empties = empty_bits(after, n);
-                    let k = f64::from(empties.count_ones());
-                    let mut q = 0.0;
-                    while empties != 0 {
-                        let bit = empties & empties.wrapping_neg();
-                        for (tile, chance) in [(bit, self.rule.two), (bit << 1, self.rule.four)] {
-                            if chance > 0.0 {
-                                q += chance / k * self.value(player, after | tile)?;
-                            }
-                        }
-                        empties &= empties - 1;
-                    }
-                    q
-                };
-                v += p * earned + p * self.game.discount * q;
+                let game = self.game;
+                v += p * game.move_value(x, after, || self.afterstate_value(player, after))?;
             }
         }
         self.memo.insert(x, v);
         Ok(v)
+    }
+
+    /// The value of the board `after` before its spawn: a 2 or a 4 in each
+    /// empty cell, the cell uniform; a tile the rule never spawns is not
+    /// followed.
+    fn afterstate_value(&mut self, player: &mut dyn Player, after: u64) -> Result<f64, NotExact> {
+        let mut empties = empty_bits(after, self.game.shape);
+        let k = f64::from(empties.count_ones());
+        let mut q = 0.0;
+        while empties != 0 {
+            let bit = empties & empties.wrapping_neg();
+            for (tile, chance) in [(bit, self.rule.two), (bit << 1, self.rule.four)] {
+                if chance > 0.0 {
+                    q += chance / k * self.value(player, after | tile)?;
+                }
+            }
+            empties &= empties - 1;
+        }
+        Ok(q)
     }
 }

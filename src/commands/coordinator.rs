@@ -10,7 +10,7 @@ use solve2048_core::task::{JobSpec, DEFAULT_CHUNK_SIZE};
 use solve2048_store::{Access, Store};
 
 use crate::args::{GameArgs, JobArgs, LeaseArgs, TokenArgs};
-use crate::commands::evaluate::{prepare, print_evaluation};
+use crate::commands::evaluate::{prepare, print_evaluation, Prepared};
 use crate::embedded::store_for_workers;
 use crate::progress::Reporter;
 use crate::report::print_summary;
@@ -96,28 +96,7 @@ async fn serve(
     args: &Args,
     progress: &(dyn Fn(&Progress) + Sync),
 ) -> anyhow::Result<(JobSpec, Summary)> {
-    let (job, prepared) = match (&args.game, &args.evaluate, &args.player) {
-        (Some(game), None, _) => {
-            let job = JobArgs {
-                game: game.clone(),
-                discount: args.discount,
-                four_probability: args.four_probability,
-                objective: args.objective.clone(),
-                chunk_size: args.chunk_size.unwrap_or(DEFAULT_CHUNK_SIZE),
-                zstd_level: args.zstd_level,
-            };
-            (job.spec()?, None)
-        }
-        (None, Some(_), _) if args.repair => anyhow::bail!(
-            "--repair does not apply to an evaluation: its store is made again, not repaired \
-             (delete it and run the same command; the solved store is only read)"
-        ),
-        (None, Some(solved), Some(player)) => {
-            let prepared = prepare(solved, player, args.chunk_size).await?;
-            (prepared.job.clone(), Some(prepared))
-        }
-        _ => anyhow::bail!("give the game (--board, --target) or --evaluate STORE --player P"),
-    };
+    let (job, prepared) = job_of(args).await?;
     let token = args.token.token()?;
     let lease = args.lease.config()?;
     let tls = match (&args.tls_cert, &args.tls_key) {
@@ -173,4 +152,31 @@ async fn serve(
     )
     .await?;
     Ok((job, summary))
+}
+
+/// The job `args` ask for: a game to solve, or a player to evaluate on a
+/// solved store (with what its evaluation store needs installed).
+async fn job_of(args: &Args) -> anyhow::Result<(JobSpec, Option<Prepared>)> {
+    Ok(match (&args.game, &args.evaluate, &args.player) {
+        (Some(game), None, _) => {
+            let job = JobArgs {
+                game: game.clone(),
+                discount: args.discount,
+                four_probability: args.four_probability,
+                objective: args.objective.clone(),
+                chunk_size: args.chunk_size.unwrap_or(DEFAULT_CHUNK_SIZE),
+                zstd_level: args.zstd_level,
+            };
+            (job.spec()?, None)
+        }
+        (None, Some(_), _) if args.repair => anyhow::bail!(
+            "--repair does not apply to an evaluation: its store is made again, not repaired \
+             (delete it and run the same command; the solved store is only read)"
+        ),
+        (None, Some(solved), Some(player)) => {
+            let prepared = prepare(solved, player, args.chunk_size).await?;
+            (prepared.job.clone(), Some(prepared))
+        }
+        _ => anyhow::bail!("give the game (--board, --target) or --evaluate STORE --player P"),
+    })
 }

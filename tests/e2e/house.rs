@@ -4,7 +4,8 @@
 //! both directions: `crate::` and `super::` paths, and a parent's paths
 //! into its own child modules, `child::X` or `self::child::X`; a parent
 //! declaring `mod child` is not an import), and no source file is over 500
-//! lines before its unit tests.
+//! lines before its unit tests, and no function over 80 lines but a few
+//! named with their reasons.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -24,6 +25,13 @@ const CRATES: [&str; 9] = [
 
 /// Lines a file may hold before its `#[cfg(test)]` module.
 const MOST_LINES: usize = 500;
+
+/// Lines a function may span, from its `fn` to its closing brace.
+const MOST_FUNCTION_LINES: usize = 80;
+
+/// The functions allowed over [`MOST_FUNCTION_LINES`]: (file, function,
+/// why it is one piece).
+const LONG_FUNCTIONS: [(&str, &str, &str); 0] = [];
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -423,5 +431,159 @@ fn no_source_file_is_over_500_lines_before_its_tests() {
         long.is_empty(),
         "files over {MOST_LINES} lines:\n{}",
         long.join("\n")
+    );
+}
+
+/// `text` with its comments and the insides of its string and character
+/// literals blanked (line breaks kept), so that what braces and words
+/// remain are code.
+fn blank_literals(text: &str) -> String {
+    let c: Vec<char> = text.chars().collect();
+    let mut out = c.clone();
+    let blank = |out: &mut Vec<char>, from: usize, to: usize| {
+        for x in &mut out[from..to.min(c.len())] {
+            if *x != '\n' {
+                *x = ' ';
+            }
+        }
+    };
+    let at = |i: usize, s: &str| s.chars().enumerate().all(|(k, x)| c.get(i + k) == Some(&x));
+    let mut i = 0;
+    while i < c.len() {
+        let ident_before = i > 0 && is_ident(c[i - 1]);
+        let hashes = c[i + 1..].iter().take_while(|&&x| x == '#').count();
+        let end = if at(i, "//") {
+            i + c[i..]
+                .iter()
+                .position(|&x| x == '\n')
+                .unwrap_or(c.len() - i)
+        } else if at(i, "/*") {
+            let (mut j, mut depth) = (i + 2, 1);
+            while j < c.len() && depth > 0 {
+                depth += usize::from(at(j, "/*"));
+                depth -= usize::from(at(j, "*/"));
+                j += if at(j, "/*") || at(j, "*/") { 2 } else { 1 };
+            }
+            j
+        } else if c[i] == 'r' && !ident_before && c.get(i + 1 + hashes) == Some(&'"') {
+            let close: String = std::iter::once('"')
+                .chain("#".repeat(hashes).chars())
+                .collect();
+            let mut j = i + 2 + hashes;
+            while j < c.len() && !at(j, &close) {
+                j += 1;
+            }
+            j + close.len()
+        } else if c[i] == '"' {
+            let mut j = i + 1;
+            while j < c.len() && c[j] != '"' {
+                j += if c[j] == '\\' { 2 } else { 1 };
+            }
+            j + 1
+        } else if c[i] == '\'' && c.get(i + 1) == Some(&'\\') {
+            i + 2 + c[i + 2..].iter().position(|&x| x == '\'').unwrap_or(0) + 1
+        } else if c[i] == '\'' && c.get(i + 2) == Some(&'\'') {
+            i + 3
+        } else {
+            i += 1;
+            continue;
+        };
+        blank(&mut out, i, end);
+        i = end;
+    }
+    out.into_iter().collect()
+}
+
+/// Each function with a body in `code` (as [`blank_literals`] leaves it):
+/// its name, its first line (from 1) and how many lines it spans.
+fn function_lengths(code: &str) -> Vec<(String, usize, usize)> {
+    let c: Vec<char> = code.chars().collect();
+    let mut out = Vec::new();
+    for i in 0..c.len() {
+        let word =
+            c[i..].starts_with(&['f', 'n']) && c.get(i + 2).is_some_and(|x| x.is_whitespace());
+        if !word || (i > 0 && is_ident(c[i - 1])) {
+            continue;
+        }
+        let start = i + 2 + c[i + 2..].iter().take_while(|x| x.is_whitespace()).count();
+        let name: String = c[start..].iter().take_while(|&&x| is_ident(x)).collect();
+        let Some(open) = c[start..].iter().position(|&x| x == '{' || x == ';') else {
+            continue;
+        };
+        if name.is_empty() || c[start + open] == ';' {
+            continue;
+        }
+        let mut depth = 0;
+        for (j, &x) in c.iter().enumerate().skip(start + open) {
+            depth += i32::from(x == '{') - i32::from(x == '}');
+            if depth == 0 {
+                let line = c[..i].iter().filter(|&&x| x == '\n').count() + 1;
+                let lines = c[i..j].iter().filter(|&&x| x == '\n').count() + 1;
+                out.push((name, line, lines));
+                break;
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn no_function_is_over_80_lines() {
+    assert!(LONG_FUNCTIONS.len() <= 5, "at most 5 long functions");
+    let mut long = Vec::new();
+    let mut allowed_seen = BTreeSet::new();
+    for root in CRATES {
+        let mut files = Vec::new();
+        rust_files(&repo().join(root), &mut files);
+        // A file of unit tests (`tests.rs`) is test code.
+        for f in files.iter().filter(|f| !f.ends_with("tests.rs")) {
+            let text = std::fs::read_to_string(f).unwrap();
+            let code = blank_literals(text.split("\n#[cfg(test)]").next().unwrap());
+            let file = f
+                .strip_prefix(repo())
+                .unwrap()
+                .to_string_lossy()
+                .to_string();
+            for (name, line, lines) in function_lengths(&code) {
+                let allowed = LONG_FUNCTIONS
+                    .iter()
+                    .any(|&(f, n, _)| f == file && n == name);
+                if allowed {
+                    allowed_seen.insert((file.clone(), name.clone()));
+                } else if lines > MOST_FUNCTION_LINES {
+                    long.push(format!("{file}:{line}: {name}, {lines} lines"));
+                }
+            }
+        }
+    }
+    assert!(
+        long.is_empty(),
+        "functions over {MOST_FUNCTION_LINES} lines:\n{}",
+        long.join("\n")
+    );
+    for (file, name, _) in LONG_FUNCTIONS {
+        let seen = allowed_seen.contains(&(file.to_string(), name.to_string()));
+        assert!(seen, "{file}: {name} is allowed to be long but not found");
+    }
+}
+
+#[test]
+fn the_function_counter_sees_bodies_not_literals() {
+    let body = |n: usize| format!("fn f() {{\n{}}}\n", "    x();\n".repeat(n - 2));
+    let lengths = |code: &str| function_lengths(&blank_literals(code));
+    assert_eq!(lengths(&body(81)), [("f".to_string(), 1, 81)]);
+    assert_eq!(lengths(&body(80))[0].2, 80);
+    // Braces in literals and comments are not code; declarations without a
+    // body and function pointer types are not functions.
+    let code = "trait T { fn g(&self); }\n\
+                /* } /* { */ } */\n\
+                pub fn h<'a>(f: fn(u8) -> u8, s: &'a str) -> char {\n\
+                    let _ = (\"}\\\"\", r#\"\"}\"#, b'{', '\\'', \"// }\");\n\
+                    '}' // {\n\
+                }\n\
+                fn last() {}";
+    assert_eq!(
+        lengths(code),
+        [("h".to_string(), 3, 4), ("last".to_string(), 7, 1)]
     );
 }

@@ -16,18 +16,33 @@ use solve2048_store::layout;
 use super::{addressed_to, file_requests, unexpected, Driver, Requests};
 use crate::records::CoordinatorError;
 
+/// What the backward pass carries from layer to layer.
+#[derive(Default)]
+struct Carried {
+    /// Requests of chunks not solved yet, by chunk.
+    requests: Requests,
+    /// Responses to chunks not solved yet, by chunk.
+    responses: BTreeMap<ChunkId, Vec<ResponseRef>>,
+    /// The solved chunks of each layer.
+    solved: BTreeMap<u32, Vec<SolvedRef>>,
+    /// The sum of the solved chunks' digests.
+    digest: u64,
+    /// Every object the solved job keeps.
+    keep: BTreeSet<String>,
+}
+
 impl Driver<'_> {
     /// The backward pass; returns the start value, the result digest and
     /// every object the solved job keeps.
     pub(super) async fn backward(
         &mut self,
         layers: &BTreeMap<u32, Vec<ChunkRef>>,
-        mut requests: Requests,
+        requests: Requests,
     ) -> Result<(f64, u64, BTreeSet<String>), CoordinatorError> {
-        let mut solved: BTreeMap<u32, Vec<SolvedRef>> = BTreeMap::new();
-        let mut responses: BTreeMap<ChunkId, Vec<ResponseRef>> = BTreeMap::new();
-        let mut digest = 0u64;
-        let mut keep = BTreeSet::new();
+        let mut carried = Carried {
+            requests,
+            ..Carried::default()
+        };
         // A solve's chunks ask for their spawn sums in this pass; an
         // evaluation's asked in the forward pass (with the player's masses).
         let asking = self.evaluating.is_none();
@@ -42,137 +57,154 @@ impl Driver<'_> {
         // Requests may reach a layer past the last one (afterstates whose
         // spawns are all lost): it answers them too, from no states.
         let last = layers.keys().next_back().copied().unwrap_or(4);
-        let top = requests
-            .values()
-            .flatten()
+        let top = (carried.requests.values().flatten())
             .map(|r| r.part.sum)
             .chain([if asking { last + 4 } else { last }])
             .max()
             .unwrap_or(4);
         for sum in (4..=top).rev().step_by(2) {
-            let chunks = layers.get(&sum).map_or(&[][..], Vec::as_slice);
             // The gather of `sum` answers layers sum-2 and sum-4: the chunks
             // of those not asked yet ask now (sum-2 was asked at the step
             // above, but at the top), after the solve has freed the requests
             // of `sum`: two layers' requests live at once, not three.
-            let asks: Vec<Task> = if asking {
-                [sum - 2, sum - 4]
-                    .into_iter()
-                    .filter(|&s| s >= 4 && (s == sum - 4 || sum == top))
-                    .flat_map(|s| layers.get(&s).into_iter().flatten())
-                    .map(|c| self.ask(c, &sizes))
-                    .collect()
-            } else {
-                Vec::new()
-            };
-            if !chunks.is_empty() {
-                let below: u64 = layers
-                    .range(..sum)
-                    .flat_map(|(_, c)| c)
-                    .map(|c| c.count)
-                    .sum();
-                self.scheduler.set_states_ahead(below);
-                let tasks: Vec<Task> = chunks
-                    .iter()
-                    .map(|c| {
-                        self.with_evaluation(Task::Solve {
-                            chunk: *c,
-                            requests: requests.remove(&c.id).unwrap_or_default(),
-                            responses: responses.remove(&c.id).unwrap_or_default(),
-                            pushes: Vec::new(),
-                            reference: Vec::new(),
-                        })
-                    })
-                    .collect();
-                let read: Vec<String> = tasks
-                    .iter()
-                    .flat_map(|t| match t {
-                        Task::Solve {
-                            requests,
-                            responses,
-                            ..
-                        } => [requests.as_slice(), responses.as_slice()].concat(),
-                        _ => Vec::new(),
-                    })
-                    .map(|r| r.object)
-                    .collect();
-                let mut refs = Vec::with_capacity(chunks.len());
-                for out in self.stage(Phase::Solve, "solve", sum, tasks).await? {
-                    match out {
-                        TaskOutput::Solved {
-                            solved,
-                            digest: d,
-                            evaluated,
-                        } => {
-                            digest = digest.wrapping_add(d);
-                            refs.push(solved);
-                            self.note_evaluated(&evaluated);
-                        }
-                        other => return Err(unexpected("solve", &other)),
-                    }
-                }
-                self.index_solved(sum, &refs).await?;
-                // Free the request and response bundles no chunk still to
-                // solve reads (a group answers the two layers below it).
-                let waiting = responses
-                    .values()
-                    .chain(requests.values())
-                    .flatten()
-                    .map(|r| r.object.as_str());
-                self.delete_unreferenced(read.iter().map(String::as_str), waiting)
-                    .await?;
-                for r in &refs {
-                    keep.insert(layout::states_of(&r.chunk));
-                    keep.insert(layout::values_of(r));
-                    keep.insert(layout::policy_of(r));
-                }
-                solved.insert(sum, refs);
-            }
+            let asks: Vec<Task> = [sum - 2, sum - 4]
+                .into_iter()
+                .filter(|&s| asking && s >= 4 && (s == sum - 4 || sum == top))
+                .flat_map(|s| layers.get(&s).into_iter().flatten())
+                .map(|c| self.ask(c, &sizes))
+                .collect();
+            self.solve_layer(sum, layers, &mut carried).await?;
             if !asks.is_empty() {
                 for out in self.stage(Phase::Solve, "ask", sum, asks).await? {
                     match out {
-                        TaskOutput::Requests(asked) => file_requests(&mut requests, asked),
+                        TaskOutput::Requests(asked) => file_requests(&mut carried.requests, asked),
                         other => return Err(unexpected("ask", &other)),
                     }
                 }
             }
-            let asked = addressed_to(&requests, sum);
-            if !asked.is_empty() {
-                let mut by_group: BTreeMap<(PartId, u32), Vec<SolvedRef>> = BTreeMap::new();
-                for r in solved.get(&sum).into_iter().flatten() {
-                    by_group
-                        .entry((r.chunk.id.part, r.chunk.id.group))
-                        .or_default()
-                        .push(*r);
+            self.gather_layer(sum, &mut carried).await?;
+        }
+        let start = self.start_value(&carried.solved).await?;
+        Ok((start, carried.digest, carried.keep))
+    }
+
+    /// Solves the chunks of layer `sum` of `layers` from their requests and
+    /// responses, indexes them, and frees the bundles no chunk still to solve
+    /// reads (a group answers the two layers below it).
+    async fn solve_layer(
+        &mut self,
+        sum: u32,
+        layers: &BTreeMap<u32, Vec<ChunkRef>>,
+        carried: &mut Carried,
+    ) -> Result<(), CoordinatorError> {
+        let chunks = layers.get(&sum).map_or(&[][..], Vec::as_slice);
+        if chunks.is_empty() {
+            return Ok(());
+        }
+        let below: u64 = (layers.range(..sum).flat_map(|(_, c)| c))
+            .map(|c| c.count)
+            .sum();
+        self.scheduler.set_states_ahead(below);
+        let solve = |c: &ChunkRef| Task::Solve {
+            chunk: *c,
+            requests: carried.requests.remove(&c.id).unwrap_or_default(),
+            responses: carried.responses.remove(&c.id).unwrap_or_default(),
+            pushes: Vec::new(),
+            reference: Vec::new(),
+        };
+        let tasks: Vec<Task> = chunks
+            .iter()
+            .map(solve)
+            .map(|t| self.with_evaluation(t))
+            .collect();
+        let read: Vec<String> = (tasks.iter())
+            .flat_map(|t| match t {
+                Task::Solve {
+                    requests,
+                    responses,
+                    ..
+                } => [requests.as_slice(), responses.as_slice()].concat(),
+                _ => Vec::new(),
+            })
+            .map(|r| r.object)
+            .collect();
+        let mut refs = Vec::with_capacity(chunks.len());
+        for out in self.stage(Phase::Solve, "solve", sum, tasks).await? {
+            match out {
+                TaskOutput::Solved {
+                    solved,
+                    digest,
+                    evaluated,
+                } => {
+                    carried.digest = carried.digest.wrapping_add(digest);
+                    refs.push(solved);
+                    self.note_evaluated(&evaluated);
                 }
-                let tasks = gather_tasks(asked, by_group, self.job.chunk_size)
-                    .into_iter()
-                    .map(|t| self.with_evaluation(t))
-                    .collect();
-                for out in self.stage(Phase::Solve, "gather", sum, tasks).await? {
-                    match out {
-                        TaskOutput::Responses(answered) => {
-                            for r in answered {
-                                responses.entry(r.source).or_default().push(r);
-                            }
-                        }
-                        other => return Err(unexpected("gather", &other)),
-                    }
-                }
+                other => return Err(unexpected("solve", &other)),
             }
         }
+        self.index_solved(sum, &refs).await?;
+        let waiting = (carried.responses.values().chain(carried.requests.values()))
+            .flatten()
+            .map(|r| r.object.as_str());
+        self.delete_unreferenced(read.iter().map(String::as_str), waiting)
+            .await?;
+        for r in &refs {
+            carried.keep.insert(layout::states_of(&r.chunk));
+            carried.keep.insert(layout::values_of(r));
+            carried.keep.insert(layout::policy_of(r));
+        }
+        carried.solved.insert(sum, refs);
+        Ok(())
+    }
+
+    /// Has the groups of layer `sum` answer the requests addressed to them,
+    /// from its solved chunks, and files the responses by the chunk that
+    /// asked.
+    async fn gather_layer(
+        &mut self,
+        sum: u32,
+        carried: &mut Carried,
+    ) -> Result<(), CoordinatorError> {
+        let asked = addressed_to(&carried.requests, sum);
+        if asked.is_empty() {
+            return Ok(());
+        }
+        let mut by_group: BTreeMap<(PartId, u32), Vec<SolvedRef>> = BTreeMap::new();
+        for r in carried.solved.get(&sum).into_iter().flatten() {
+            by_group
+                .entry((r.chunk.id.part, r.chunk.id.group))
+                .or_default()
+                .push(*r);
+        }
+        let tasks = gather_tasks(asked, by_group, self.job.chunk_size)
+            .into_iter()
+            .map(|t| self.with_evaluation(t))
+            .collect();
+        for out in self.stage(Phase::Solve, "gather", sum, tasks).await? {
+            match out {
+                TaskOutput::Responses(answered) => {
+                    for r in answered {
+                        carried.responses.entry(r.source).or_default().push(r);
+                    }
+                }
+                other => return Err(unexpected("gather", &other)),
+            }
+        }
+        Ok(())
+    }
+
+    /// The start value, from the solved chunks of the start layers.
+    async fn start_value(
+        &mut self,
+        solved: &BTreeMap<u32, Vec<SolvedRef>>,
+    ) -> Result<f64, CoordinatorError> {
         let layer = |s: u32| solved.get(&s).cloned().unwrap_or_default();
         let starts = [layer(4), layer(6), layer(8)].concat();
-        let out = self
-            .stage(
-                Phase::Solve,
-                "start",
-                4,
-                vec![Task::StartValue { layers: starts }],
-            )
-            .await?;
+        let task = Task::StartValue { layers: starts };
+        let out = self.stage(Phase::Solve, "start", 4, vec![task]).await?;
         match out.first() {
-            Some(TaskOutput::StartValue(v)) => Ok((*v, digest, keep)),
+            Some(TaskOutput::StartValue(v)) => Ok(*v),
             Some(other) => Err(unexpected("start-value", other)),
             None => Err(unexpected("start-value", &TaskOutput::Runs(Vec::new()))),
         }

@@ -18,6 +18,9 @@ use solve2048_store::layout;
 use super::{file_requests, unexpected, Driver, Requests};
 use crate::records::CoordinatorError;
 
+/// Runs waiting to be merged or expanded: part -> group -> runs.
+type Pending = BTreeMap<PartId, BTreeMap<u32, Vec<RunRef>>>;
+
 impl Driver<'_> {
     /// The forward pass; returns the chunks of every layer and the requests
     /// an evaluation's enumerate tasks made (a solve's chunks ask in the
@@ -28,162 +31,46 @@ impl Driver<'_> {
         let mut sizes: BTreeMap<PartId, u64> = BTreeMap::new();
         let mut layers: BTreeMap<u32, Vec<ChunkRef>> = BTreeMap::new();
         let mut requests = Requests::new();
-        // Runs waiting to be merged: part -> group -> runs.
-        let mut pending: BTreeMap<PartId, BTreeMap<u32, Vec<RunRef>>> = BTreeMap::new();
-        let seed_targets = start_parts(&self.job.game)
-            .into_keys()
-            .map(|part| TargetGroups {
-                part,
-                groups: self.group_count(part, &sizes),
-            })
-            .collect();
-        let seed = self
-            .stage(
-                Phase::Enumerate,
-                "seed",
-                4,
-                vec![Task::Seed {
-                    targets: seed_targets,
-                }],
-            )
-            .await?;
-        add_outputs(&mut pending, &mut requests, seed);
+        let mut pending = Pending::new();
+        let seed = Task::Seed {
+            targets: self.targets(start_parts(&self.job.game).into_keys(), &sizes),
+        };
+        let seed = self.stage(Phase::Enumerate, "seed", 4, vec![seed]).await?;
+        add_outputs(&mut pending, &mut requests, "seed", seed)?;
         let mut sum = 4;
         while pending.keys().any(|p| p.sum >= sum) {
-            // Expand and merge layer `sum`.
             let parts: Vec<PartId> = pending.keys().filter(|p| p.sum == sum).copied().collect();
-            let (mut expands, mut merges) = (Vec::new(), Vec::new());
-            for part in &parts {
-                for (group, runs) in pending.remove(part).unwrap() {
-                    if runs.iter().any(|r| r.spawns.is_some()) {
-                        expands.push(Task::Expand {
-                            part: *part,
-                            group,
-                            runs,
-                        });
-                    } else {
-                        merges.extend(self.merge_tasks(*part, group, runs));
-                    }
-                }
-            }
-            let mut chunks: Vec<ChunkRef> = Vec::new();
-            // Groups expanded into sorted runs: part -> group -> runs.
-            let mut sorted: BTreeMap<PartId, BTreeMap<u32, Vec<RunRef>>> = BTreeMap::new();
-            // A layer has expands or merges, or both (start layers, and a
-            // group expanded into runs): a stage of no task is skipped.
-            let expanded = match expands.is_empty() {
-                true => Vec::new(),
-                false => {
-                    self.stage(Phase::Enumerate, "expand", sum, expands.clone())
-                        .await?
-                }
-            };
-            for out in expanded {
-                match out {
-                    TaskOutput::Chunks(c) => chunks.extend(c),
-                    TaskOutput::Runs(runs) => {
-                        for r in runs {
-                            sorted
-                                .entry(r.part)
-                                .or_default()
-                                .entry(r.group)
-                                .or_default()
-                                .push(r);
-                        }
-                    }
-                    other => return Err(unexpected("expand", &other)),
-                }
-            }
-            for (part, groups) in sorted {
-                for (group, runs) in groups {
-                    merges.extend(self.merge_tasks(part, group, runs));
-                }
-            }
-            let merged = match merges.is_empty() {
-                true => Vec::new(),
-                false => {
-                    self.stage(Phase::Enumerate, "merge", sum, merges.clone())
-                        .await?
-                }
-            };
-            for out in merged {
-                match out {
-                    TaskOutput::Chunks(c) => chunks.extend(c),
-                    other => return Err(unexpected("merge", &other)),
-                }
-            }
-            chunks.sort_by_key(|c| c.id);
-            // A part whose afterstates' spawns are all lost has no states:
-            // it is no part of the layer (nor is a layer of such parts).
-            let parts: Vec<PartId> = parts
-                .into_iter()
-                .filter(|&p| chunks.iter().any(|c| c.id.part == p))
-                .collect();
-            let index = LayerIndex {
-                sum,
-                parts: parts
-                    .iter()
-                    .map(|&part| PartIndex {
-                        part,
-                        groups: self.group_count(part, &sizes),
-                        chunks: chunks
-                            .iter()
-                            .filter(|c| c.id.part == part)
-                            .copied()
-                            .collect(),
-                        solved: Vec::new(),
-                    })
-                    .collect(),
-            };
-            if !parts.is_empty() {
-                self.records
-                    .put_json(&layout::layer_index(sum), &index)
-                    .await?;
-            }
+            let (chunks, ran) = self.expand_and_merge(sum, &parts, &mut pending).await?;
+            self.index_layer(sum, parts, &chunks, &sizes).await?;
             for c in &chunks {
                 *sizes.entry(c.id.part).or_default() += c.count;
             }
             self.scheduler
                 .layer_counted(sum, chunks.iter().map(|c| c.count).sum(), false);
             // Free the run bundles no layer still waiting to expand reads.
-            let read = expands.iter().chain(&merges).flat_map(|t| match t {
+            let read = ran.iter().flat_map(|t| match t {
                 Task::Expand { runs, .. } | Task::Merge { runs, .. } => {
                     runs.iter().map(|r| r.object.as_str()).collect()
                 }
                 _ => Vec::new(),
             });
-            let waiting = pending
-                .values()
+            let waiting = (pending.values())
                 .flat_map(|groups| groups.values().flatten())
                 .map(|r| r.object.as_str());
             self.delete_unreferenced(read, waiting).await?;
-            // Enumerate layer `sum`.
-            let enumerates: Vec<Task> = chunks
-                .iter()
-                .map(|c| {
-                    self.with_evaluation(Task::Enumerate {
-                        chunk: *c,
-                        targets: successor_parts(c.id.part)
-                            .into_iter()
-                            .map(|part| TargetGroups {
-                                part,
-                                groups: self.group_count(part, &sizes),
-                            })
-                            .collect(),
-                        pushes: Vec::new(),
-                        reference: Vec::new(),
-                    })
+            let enumerates = chunks.iter().map(|c| {
+                self.with_evaluation(Task::Enumerate {
+                    chunk: *c,
+                    targets: self.targets(successor_parts(c.id.part), &sizes),
+                    pushes: Vec::new(),
+                    reference: Vec::new(),
                 })
-                .collect();
-            let outputs = match enumerates.is_empty() {
-                true => Vec::new(),
-                false => {
-                    self.stage(Phase::Enumerate, "enumerate", sum, enumerates)
-                        .await?
-                }
-            };
+            });
+            let outputs = self
+                .forward_stage("enumerate", sum, enumerates.collect())
+                .await?;
             self.keep_pushes(&outputs);
-            add_outputs(&mut pending, &mut requests, outputs);
+            add_outputs(&mut pending, &mut requests, "enumerate", outputs)?;
             if !chunks.is_empty() {
                 layers.insert(sum, chunks);
             }
@@ -196,6 +83,115 @@ impl Driver<'_> {
             .map_or(0, |c| c.iter().map(|c| c.count).sum());
         self.scheduler.layer_counted(last, states, true);
         Ok((layers, requests))
+    }
+
+    /// The groups of each of `parts` a task files its runs to.
+    fn targets(
+        &self,
+        parts: impl IntoIterator<Item = PartId>,
+        sizes: &BTreeMap<PartId, u64>,
+    ) -> Vec<TargetGroups> {
+        (parts.into_iter())
+            .map(|part| TargetGroups {
+                part,
+                groups: self.group_count(part, sizes),
+            })
+            .collect()
+    }
+
+    /// The outputs of the forward stage `kind` of layer `sum`; a stage of
+    /// no task is not run (a layer has expands or merges or both: start
+    /// layers, and a group expanded into runs).
+    async fn forward_stage(
+        &mut self,
+        kind: &'static str,
+        sum: u32,
+        tasks: Vec<Task>,
+    ) -> Result<Vec<TaskOutput>, CoordinatorError> {
+        match tasks.is_empty() {
+            true => Ok(Vec::new()),
+            false => self.stage(Phase::Enumerate, kind, sum, tasks).await,
+        }
+    }
+
+    /// Layer `sum`'s chunks (sorted), made from the runs `pending` holds for
+    /// its `parts`: each group's expand, then the merge of the groups of
+    /// state runs and of those expanded into sorted runs. Returns the tasks
+    /// run beside them.
+    async fn expand_and_merge(
+        &mut self,
+        sum: u32,
+        parts: &[PartId],
+        pending: &mut Pending,
+    ) -> Result<(Vec<ChunkRef>, Vec<Task>), CoordinatorError> {
+        let (mut expands, mut merges) = (Vec::new(), Vec::new());
+        for part in parts {
+            for (group, runs) in pending.remove(part).unwrap() {
+                match runs.iter().any(|r| r.spawns.is_some()) {
+                    true => expands.push(Task::Expand {
+                        part: *part,
+                        group,
+                        runs,
+                    }),
+                    false => merges.extend(self.merge_tasks(*part, group, runs)),
+                }
+            }
+        }
+        let mut chunks: Vec<ChunkRef> = Vec::new();
+        // Groups expanded into sorted runs.
+        let mut sorted = Pending::new();
+        for out in self.forward_stage("expand", sum, expands.clone()).await? {
+            match out {
+                TaskOutput::Chunks(c) => chunks.extend(c),
+                TaskOutput::Runs(runs) => file_runs(&mut sorted, runs),
+                other => return Err(unexpected("expand", &other)),
+            }
+        }
+        for (part, groups) in sorted {
+            for (group, runs) in groups {
+                merges.extend(self.merge_tasks(part, group, runs));
+            }
+        }
+        for out in self.forward_stage("merge", sum, merges.clone()).await? {
+            match out {
+                TaskOutput::Chunks(c) => chunks.extend(c),
+                other => return Err(unexpected("merge", &other)),
+            }
+        }
+        chunks.sort_by_key(|c| c.id);
+        expands.extend(merges);
+        Ok((chunks, expands))
+    }
+
+    /// Writes the index of layer `sum`: its `parts` that have chunks (a part
+    /// whose afterstates' spawns are all lost has no states: it is no part
+    /// of the layer, nor is a layer of such parts), with their chunks.
+    async fn index_layer(
+        &self,
+        sum: u32,
+        parts: Vec<PartId>,
+        chunks: &[ChunkRef],
+        sizes: &BTreeMap<PartId, u64>,
+    ) -> Result<(), CoordinatorError> {
+        let parts: Vec<PartId> = (parts.into_iter())
+            .filter(|&p| chunks.iter().any(|c| c.id.part == p))
+            .collect();
+        if parts.is_empty() {
+            return Ok(());
+        }
+        let part_index = |part: PartId| PartIndex {
+            part,
+            groups: self.group_count(part, sizes),
+            chunks: (chunks.iter().filter(|c| c.id.part == part).copied()).collect(),
+            solved: Vec::new(),
+        };
+        let index = LayerIndex {
+            sum,
+            parts: parts.into_iter().map(part_index).collect(),
+        };
+        self.records
+            .put_json(&layout::layer_index(sum), &index)
+            .await
     }
 
     /// The merge of one group: one task, or one per key range when its runs
@@ -242,34 +238,39 @@ impl Driver<'_> {
     }
 }
 
-/// File the runs and requests of seed and enumerate outputs.
+/// Files `runs` in `pending` by part and group.
+fn file_runs(pending: &mut Pending, runs: Vec<RunRef>) {
+    for r in runs {
+        pending
+            .entry(r.part)
+            .or_default()
+            .entry(r.group)
+            .or_default()
+            .push(r);
+    }
+}
+
+/// Files the runs and requests of the seed's or an enumerate's outputs
+/// (`kind`); any other output is an error.
 fn add_outputs(
-    pending: &mut BTreeMap<PartId, BTreeMap<u32, Vec<RunRef>>>,
+    pending: &mut Pending,
     requests: &mut Requests,
+    kind: &str,
     outputs: Vec<TaskOutput>,
-) {
-    let mut add_runs = |runs: Vec<RunRef>| {
-        for r in runs {
-            pending
-                .entry(r.part)
-                .or_default()
-                .entry(r.group)
-                .or_default()
-                .push(r);
-        }
-    };
+) -> Result<(), CoordinatorError> {
     for out in outputs {
         match out {
-            TaskOutput::Runs(runs) => add_runs(runs),
+            TaskOutput::Runs(runs) => file_runs(pending, runs),
             TaskOutput::Enumerated {
                 runs,
                 requests: asked,
                 ..
             } => {
-                add_runs(runs);
+                file_runs(pending, runs);
                 file_requests(requests, asked);
             }
-            _ => {}
+            other => return Err(unexpected(kind, &other)),
         }
     }
+    Ok(())
 }

@@ -302,103 +302,41 @@ impl Driver<'_> {
         });
         tracing::info!(?phase, stage, sum, tasks = tasks.len(), "stage");
         self.scheduler.track(phase, stage, &tasks);
-        let records = &self.records;
-        let scheduler = self.scheduler;
-        let attempts = self.max_attempts;
-        let progress = self.progress;
-        let repair = self.repair;
+        let runner = TaskRunner {
+            records: &self.records,
+            scheduler: self.scheduler,
+            attempts: self.max_attempts,
+            progress: self.progress,
+            repair: self.repair,
+        };
         let results: Vec<(TaskOutput, Option<Completed>)> =
-            futures::stream::iter(tasks.iter().map(|task| async move {
-                let key = task.key();
-                let ctx = repair.map(|repair| repair::Ctx {
-                    records,
-                    scheduler,
-                    attempts,
-                    repair,
-                });
-                let committed = match (records.committed(task).await?, task) {
-                    (Some(out), Task::Solve { chunk, .. }) => match repair::rebased(chunk, &out) {
-                        None => Some(out),
-                        Some(Some(rebased)) => {
-                            // The same states under the name a merge run
-                            // again gave them.
-                            records.commit(task, &rebased).await?;
-                            Some(rebased)
-                        }
-                        Some(None) => None,
-                    },
-                    (committed, _) => committed,
-                };
-                if let Some(out) = committed {
-                    if let Some(ctx) = ctx.filter(|c| c.repair.names_damaged(&out)) {
-                        repair::redo_committed(ctx, task, &out).await?;
-                    }
-                    let states = states_of(task, &out);
-                    scheduler.done(&key, states, true);
-                    progress(&Progress::TaskDone {
-                        states,
-                        skipped: true,
-                        overall: scheduler.overall(),
-                    });
-                    return Ok((out, None));
-                }
-                let task = match ctx {
-                    Some(ctx) => {
-                        std::borrow::Cow::Owned(repair::with_inputs(ctx, task.clone()).await?)
-                    }
-                    None => std::borrow::Cow::Borrowed(task),
-                };
-                let task = task.as_ref();
-                let mut last = String::new();
-                for attempt in 1..=attempts {
-                    match scheduler.attempt(task).await {
-                        Ok((out, done)) => {
-                            records.commit(task, &out).await?;
-                            let states = states_of(task, &out);
-                            scheduler.done(&key, states, false);
-                            progress(&Progress::TaskDone {
-                                states,
-                                skipped: false,
-                                overall: scheduler.overall(),
-                            });
-                            return Ok((out, Some(done)));
-                        }
-                        Err(failure) => {
-                            tracing::warn!(task = %key, attempt, error = %failure, "task failed");
-                            records
-                                .record_failure(&key, attempt, &failure.message)
-                                .await?;
-                            if failure.kind == FailureKind::Fatal {
-                                scheduler.failed(&key);
-                                return Err(CoordinatorError::TaskFatal {
-                                    task: key,
-                                    error: failure.message,
-                                });
-                            }
-                            last = failure.message;
-                        }
-                    }
-                }
-                scheduler.failed(&key);
-                Err(CoordinatorError::TaskFailed {
-                    task: key,
-                    attempts,
-                    error: last,
-                })
-            }))
-            .buffered(MAX_IN_FLIGHT)
-            .try_collect()
-            .await?;
-        if let Some(r) = repair {
+            futures::stream::iter(tasks.iter().map(|task| runner.run(task)))
+                .buffered(MAX_IN_FLIGHT)
+                .try_collect()
+                .await?;
+        if let Some(r) = self.repair {
             for (task, (out, _)) in tasks.iter().zip(&results) {
                 r.note(task, out);
             }
         }
+        let outputs = self.count_run(phase, sum, &tasks, results);
+        self.count_own_requests(phase);
+        Ok(outputs)
+    }
+
+    /// Counts a stage's tasks run and skipped, and records the statistics
+    /// of those run by task kind (a backward stage runs solves and asks), in
+    /// the order the kinds first appear; returns the outputs.
+    fn count_run(
+        &mut self,
+        phase: Phase,
+        sum: u32,
+        tasks: &[Task],
+        results: Vec<(TaskOutput, Option<Completed>)>,
+    ) -> Vec<TaskOutput> {
         let mut outputs = Vec::with_capacity(results.len());
-        // Statistics by task kind (a backward stage runs solves and asks),
-        // in the order the kinds first appear.
         let mut ran: Vec<(&'static str, Vec<(Completed, String)>)> = Vec::new();
-        for ((out, done), task) in results.into_iter().zip(&tasks) {
+        for ((out, done), task) in results.into_iter().zip(tasks) {
             match done {
                 None => self.tasks_skipped += 1,
                 Some(done) => {
@@ -416,8 +354,109 @@ impl Driver<'_> {
             self.stages
                 .extend(StageStats::of(phase, kind, sum, of_kind));
         }
-        self.count_own_requests(phase);
-        Ok(outputs)
+        outputs
+    }
+}
+
+/// What running one task of a stage needs from the driver.
+#[derive(Clone, Copy)]
+struct TaskRunner<'a> {
+    records: &'a Records,
+    scheduler: &'a Scheduler,
+    attempts: u32,
+    progress: &'a (dyn Fn(&Progress) + Sync),
+    repair: Option<&'a Repair>,
+}
+
+impl TaskRunner<'_> {
+    /// One task's output: its committed one (redone first where a repair
+    /// found what it names damaged), with no completion; else run on the
+    /// workers, with its inputs restored by a repair, and committed.
+    async fn run(self, task: &Task) -> Result<(TaskOutput, Option<Completed>), CoordinatorError> {
+        let ctx = self.repair.map(|repair| repair::Ctx {
+            records: self.records,
+            scheduler: self.scheduler,
+            attempts: self.attempts,
+            repair,
+        });
+        if let Some(out) = self.committed(task).await? {
+            if let Some(ctx) = ctx.filter(|c| c.repair.names_damaged(&out)) {
+                repair::redo_committed(ctx, task, &out).await?;
+            }
+            self.done(task, &out, true);
+            return Ok((out, None));
+        }
+        let (out, done) = match ctx {
+            Some(ctx) => {
+                self.attempt(&repair::with_inputs(ctx, task.clone()).await?)
+                    .await?
+            }
+            None => self.attempt(task).await?,
+        };
+        Ok((out, Some(done)))
+    }
+
+    /// The committed output of `task`, if any; a solve's under the names a
+    /// merge run again gave its states (None if they cannot be renamed).
+    async fn committed(self, task: &Task) -> Result<Option<TaskOutput>, CoordinatorError> {
+        Ok(match (self.records.committed(task).await?, task) {
+            (Some(out), Task::Solve { chunk, .. }) => match repair::rebased(chunk, &out) {
+                None => Some(out),
+                Some(Some(rebased)) => {
+                    self.records.commit(task, &rebased).await?;
+                    Some(rebased)
+                }
+                Some(None) => None,
+            },
+            (committed, _) => committed,
+        })
+    }
+
+    /// Runs `task` on the workers until an attempt succeeds (then commits
+    /// its output) or fails fatally, at most `attempts` times; records
+    /// each failure.
+    async fn attempt(self, task: &Task) -> Result<(TaskOutput, Completed), CoordinatorError> {
+        let key = task.key();
+        let mut last = String::new();
+        for attempt in 1..=self.attempts {
+            let failure = match self.scheduler.attempt(task).await {
+                Ok((out, done)) => {
+                    self.records.commit(task, &out).await?;
+                    self.done(task, &out, false);
+                    return Ok((out, done));
+                }
+                Err(failure) => failure,
+            };
+            tracing::warn!(task = %key, attempt, error = %failure, "task failed");
+            (self.records)
+                .record_failure(&key, attempt, &failure.message)
+                .await?;
+            if failure.kind == FailureKind::Fatal {
+                self.scheduler.failed(&key);
+                return Err(CoordinatorError::TaskFatal {
+                    task: key,
+                    error: failure.message,
+                });
+            }
+            last = failure.message;
+        }
+        self.scheduler.failed(&key);
+        Err(CoordinatorError::TaskFailed {
+            task: key,
+            attempts: self.attempts,
+            error: last,
+        })
+    }
+
+    /// Marks `task` done with output `out` (`skipped`: committed before).
+    fn done(self, task: &Task, out: &TaskOutput, skipped: bool) {
+        let states = states_of(task, out);
+        self.scheduler.done(&task.key(), states, skipped);
+        (self.progress)(&Progress::TaskDone {
+            states,
+            skipped,
+            overall: self.scheduler.overall(),
+        });
     }
 }
 

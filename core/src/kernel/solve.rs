@@ -120,10 +120,8 @@ pub fn afterstate_value(rule: &SpawnRule, twos: f64, fours: f64, cells: u32) -> 
 
 /// Value and optimal action of each state of `states`, given the spawn sums
 /// of their distinct canonical afterstates. Ties go to the first action in
-/// [`Direction::ALL`] order. A move's value is what it earns
-/// ([`Game::reward`]: nothing when the objective is to win) plus the discount
-/// times its afterstate's value ([`afterstate_value`]; for a move that makes
-/// the target, [`Game::target_value`]).
+/// [`Direction::ALL`] order. A move's value is [`Game::move_value`], its
+/// afterstate's value [`afterstate_value`].
 ///
 /// Each move looks its afterstate's value up in a table of the chunk's
 /// afterstates, prefetched a few states ahead. (Sorting the chunk's
@@ -140,15 +138,12 @@ pub fn solve(
     let shape = game.shape;
     let mover = Mover::new(shape);
     let rule = game.spawn_rule();
-    let worth: Vec<f64> = (sums.afterstates.par_iter().enumerate())
-        .map(|(i, &a)| {
-            let v = afterstate_value(&rule, sums.twos[i], sums.fours[i], empty_cells(a, shape));
-            game.discount * v
-        })
+    let after_values: Vec<f64> = (sums.afterstates.par_iter().enumerate())
+        .map(|(i, &a)| afterstate_value(&rule, sums.twos[i], sums.fours[i], empty_cells(a, shape)))
         .collect();
     let mut table = ValueTable::with_capacity(sums.afterstates.len());
-    table.insert_many(&sums.afterstates, &worth);
-    drop(worth);
+    table.insert_many(&sums.afterstates, &after_values);
+    drop(after_values);
     let mut values = vec![0.0; states.len()];
     let mut actions = vec![0u8; states.len()];
     // Each batch writes its states' values and actions in place; the
@@ -202,17 +197,15 @@ fn solve_batch(
         let (t, after) = moves[i];
         let mut q = [None; 4];
         for d in 0..4 {
-            q[d] = if t[d] == s {
-                None
-            } else if after[d] == 0 {
-                Some(game.reward(s, t[d]) + game.discount * game.target_value())
-            } else {
-                let worth = table.get(after[d]).ok_or(SolveError::NoSums {
-                    afterstate: after[d],
-                    state: s,
-                })?;
-                Some(game.reward(s, t[d]) + worth)
-            };
+            if t[d] != s {
+                let afterstate = || {
+                    table.get(after[d]).ok_or(SolveError::NoSums {
+                        afterstate: after[d],
+                        state: s,
+                    })
+                };
+                q[d] = Some(game.move_value(s, t[d], afterstate)?);
+            }
         }
         let (v, a) = best_action(&q).ok_or(SolveError::Terminal(s))?;
         (values[i], actions[i]) = (v, a as u8);
@@ -225,12 +218,11 @@ fn solve_batch(
 const PREFETCH_AHEAD: usize = 8;
 
 /// Values of each action from `s` (any orientation; None for an illegal
-/// action): what it earns plus the discount times its canonical
-/// afterstate's [`afterstate_value`], with each spawn's value from `value` (a
-/// board that can still move; the spawns of a tile the rule never spawns are
-/// not asked for, as the solve asks for no answers of them), or times
-/// [`Game::target_value`] for a move that makes the target. The same formula
-/// as [`solve`], bit for bit.
+/// action): [`Game::move_value`], with its canonical afterstate's
+/// [`afterstate_value`] from each spawn's value from `value` (a board that
+/// can still move; the spawns of a tile the rule never spawns are not asked
+/// for, as the solve asks for no answers of them). The same formula as
+/// [`solve`], bit for bit.
 pub fn action_values<E>(
     game: &Game,
     mover: &Mover,
@@ -242,11 +234,10 @@ pub fn action_values<E>(
     let mut out = [None; 4];
     for dir in Direction::ALL {
         let t = mover.apply(s, dir);
-        out[dir as usize] = if t == s {
-            None
-        } else if has_exponent(t, game.target_exp) {
-            Some(game.reward(s, t) + game.discount * game.target_value())
-        } else {
+        if t == s {
+            continue;
+        }
+        let afterstate = || {
             let a = canonical(t, shape);
             let mut sum = |tile: u8| match rule.spawns(tile) {
                 true => crate::with_symmetry!(shape, |sym| Spawned::new(sym, a, tile))
@@ -254,9 +245,9 @@ pub fn action_values<E>(
                 false => Ok(0.0),
             };
             let (twos, fours) = (sum(1)?, sum(2)?);
-            let worth = game.discount * afterstate_value(&rule, twos, fours, empty_cells(a, shape));
-            Some(game.reward(s, t) + worth)
+            Ok(afterstate_value(&rule, twos, fours, empty_cells(a, shape)))
         };
+        out[dir as usize] = Some(game.move_value(s, t, afterstate)?);
     }
     Ok(out)
 }

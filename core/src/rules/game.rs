@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::rules::board::Board;
+use crate::rules::moves::has_exponent;
 use crate::rules::shape::{Shape, ShapeError};
 use crate::rules::spawn::SpawnRule;
 
@@ -292,6 +293,25 @@ impl Game {
             Objective::Win => 0.0,
             Objective::Score => Board::merge_score(s, t) as f64,
         }
+    }
+
+    /// The value of the move from `s` to `t` (its board before the spawn):
+    /// what it earns ([`Game::reward`]) plus the discount times what follows,
+    /// [`Game::target_value`] when `t` holds the target tile, else
+    /// `afterstate()`, the value of `t`'s afterstate (asked only then). The
+    /// one formula of the solve, `query`, evaluate and the exact players.
+    #[inline]
+    pub fn move_value<E>(
+        &self,
+        s: u64,
+        t: u64,
+        afterstate: impl FnOnce() -> Result<f64, E>,
+    ) -> Result<f64, E> {
+        let next = match has_exponent(t, self.target_exp) {
+            true => self.target_value(),
+            false => afterstate()?,
+        };
+        Ok(self.reward(s, t) + self.discount * next)
     }
 
     /// This game with a spawned tile a 4 with probability `p` (0 to 1, in

@@ -91,14 +91,7 @@ pub async fn run_agent(
                     ))
                 }
                 None => {
-                    let mut store = Store::open(&reg.store, Access::ReadWrite)?;
-                    if let Some((dir, bytes)) = &shared.config.cache {
-                        let cache = ChunkCache::open(dir, *bytes).map_err(|e| {
-                            AgentError::Job(format!("cache {}: {e}", dir.display()))
-                        })?;
-                        store = store.with_cache(cache);
-                    }
-                    let w = Arc::new(Worker::new(store, job.clone(), shared.config.task_budget));
+                    let w = Arc::new(open_worker(&shared.config, &reg.store, &job)?);
                     worker = Some((reg.store.clone(), job.clone(), w.clone()));
                     w
                 }
@@ -112,37 +105,53 @@ pub async fn run_agent(
             }
         }
     };
-    let drain = shared.config.drain;
-    let idle = || shared.running.load(Ordering::SeqCst) == 0;
-    let stop = async {
-        shutdown.await;
-        shared.stopping.store(true, Ordering::SeqCst);
-        if idle() {
-            tracing::info!("shutting down: no task running");
-            return;
-        }
-        tracing::info!(
-            ?drain,
-            "shutting down: no new tasks; running ones may finish"
-        );
-        let deadline = tokio::time::Instant::now() + drain;
-        while !idle() && tokio::time::Instant::now() < deadline {
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        let _ = hand_back_tx.send(true);
-        // Hand-backs are one call each; a coordinator that is away does not
-        // keep the worker: its leases lapse on their own.
-        let deadline = tokio::time::Instant::now() + HAND_BACK_FOR;
-        while !idle() && tokio::time::Instant::now() < deadline {
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    };
     tokio::select! {
         r = work => r?,
-        _ = stop => {}
+        _ = stop(&shared, shutdown, hand_back_tx) => {}
     }
     let report = *shared.report.lock().unwrap();
     Ok(report)
+}
+
+/// A worker on the store `store` for `job`, with the chunk cache of
+/// `config` if it has one.
+fn open_worker(config: &AgentConfig, store: &str, job: &JobSpec) -> Result<Worker, AgentError> {
+    let mut store = Store::open(store, Access::ReadWrite)?;
+    if let Some((dir, bytes)) = &config.cache {
+        let cache = ChunkCache::open(dir, *bytes)
+            .map_err(|e| AgentError::Job(format!("cache {}: {e}", dir.display())))?;
+        store = store.with_cache(cache);
+    }
+    Ok(Worker::new(store, job.clone(), config.task_budget))
+}
+
+/// Once `shutdown` resolves: takes no new tasks, lets running ones finish
+/// for the drain time, then hands back what still runs (through
+/// `hand_back`) and waits a little for the hand-backs to be sent.
+async fn stop(shared: &Shared, shutdown: impl Future<Output = ()>, hand_back: watch::Sender<bool>) {
+    let drain = shared.config.drain;
+    let idle = || shared.running.load(Ordering::SeqCst) == 0;
+    shutdown.await;
+    shared.stopping.store(true, Ordering::SeqCst);
+    if idle() {
+        tracing::info!("shutting down: no task running");
+        return;
+    }
+    tracing::info!(
+        ?drain,
+        "shutting down: no new tasks; running ones may finish"
+    );
+    let deadline = tokio::time::Instant::now() + drain;
+    while !idle() && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let _ = hand_back.send(true);
+    // Hand-backs are one call each; a coordinator that is away does not
+    // keep the worker: its leases lapse on their own.
+    let deadline = tokio::time::Instant::now() + HAND_BACK_FOR;
+    while !idle() && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
 
 /// How long a stopping worker waits for its hand-backs to reach the
@@ -321,6 +330,78 @@ impl Drop for Running<'_> {
     }
 }
 
+/// Runs the task of `lease` until it ends, `lost` is notified (the lease
+/// was lost) or the worker hands its tasks back.
+async fn run_task(shared: &Shared, worker: &Worker, lease: &pb::Lease, lost: &Notify) -> Ran {
+    let task = match serde_json::from_str::<Task>(&lease.task_json) {
+        Ok(task) => task,
+        Err(e) => {
+            return Ran::Failed(Failure {
+                kind: FailureKind::Fatal,
+                message: format!("unreadable task: {e}"),
+            })
+        }
+    };
+    let mut hand_back = shared.hand_back.clone();
+    tokio::select! {
+        r = worker.run(&task, AttemptId(lease.lease_id)) => match r {
+            Ok(done) => Ran::Output(Box::new(done)),
+            Err(e) => Ran::Failed(e.failure()),
+        },
+        _ = lost.notified() => Ran::Abandoned,
+        _ = hand_back.wait_for(|&b| b) => Ran::HandBack,
+    }
+}
+
+/// Reports a task's output to the coordinator, retrying while it is away;
+/// deletes the outputs if the coordinator refuses them and says so.
+async fn complete(
+    shared: &Shared,
+    worker: &Worker,
+    worker_id: &str,
+    id: AttemptId,
+    done: &(TaskOutput, TaskIo),
+) -> Result<(), AgentError> {
+    let (out, io) = done;
+    let mut attempt = 0;
+    loop {
+        let req = pb::CompleteRequest {
+            worker_id: worker_id.to_string(),
+            lease_id: id.0,
+            output_json: serde_json::to_string(&out).expect("outputs serialize"),
+            bytes_written: io.bytes_written,
+            bytes_read: io.bytes_read,
+            store_requests_json: serde_json::to_string(&io.requests).expect("counts serialize"),
+        };
+        let r = match shared.client.clone().complete(req).await {
+            Ok(r) => r.into_inner(),
+            Err(s) if transient(&s) => {
+                shared.backoff(&s, &mut attempt).await?;
+                continue;
+            }
+            Err(s) => {
+                tracing::warn!(error = %s.message(), "cannot report a result");
+                return Ok(());
+            }
+        };
+        shared.reachable();
+        if r.accepted {
+            shared.report.lock().unwrap().completed += 1;
+            return Ok(());
+        }
+        shared.report.lock().unwrap().abandoned += 1;
+        if r.delete_outputs {
+            tracing::warn!(reason = %r.reason, "result refused; deleting its outputs");
+            for object in layout::outputs_of(out) {
+                let _ = worker.store().delete(&object).await;
+            }
+        } else {
+            tracing::warn!(reason = %r.reason, "result refused; its outputs stay (a previous coordinator may have committed them)");
+        }
+        return Ok(());
+    }
+}
+
 /// How a leased task ended here.
 enum Ran {
     /// Boxed: far larger than the others (its request counts).
@@ -342,63 +423,11 @@ async fn run_lease(
     let id = AttemptId(lease.lease_id);
     let lost = Arc::new(Notify::new());
     held.lock().unwrap().insert(lease.lease_id, lost.clone());
-    let ran = match serde_json::from_str::<Task>(&lease.task_json) {
-        Err(e) => Ran::Failed(Failure {
-            kind: FailureKind::Fatal,
-            message: format!("unreadable task: {e}"),
-        }),
-        Ok(task) => {
-            let mut hand_back = shared.hand_back.clone();
-            tokio::select! {
-                r = worker.run(&task, id) => match r {
-                    Ok(done) => Ran::Output(Box::new(done)),
-                    Err(e) => Ran::Failed(e.failure()),
-                },
-                _ = lost.notified() => Ran::Abandoned,
-                _ = hand_back.wait_for(|&b| b) => Ran::HandBack,
-            }
-        }
-    };
+    let ran = run_task(shared, worker, &lease, &lost).await;
     held.lock().unwrap().remove(&lease.lease_id);
     let client = || shared.client.clone();
-    let mut attempt = 0;
     match ran {
-        Ran::Output(done) => loop {
-            let (out, io) = &*done;
-            let req = pb::CompleteRequest {
-                worker_id: worker_id.to_string(),
-                lease_id: id.0,
-                output_json: serde_json::to_string(&out).expect("outputs serialize"),
-                bytes_written: io.bytes_written,
-                bytes_read: io.bytes_read,
-                store_requests_json: serde_json::to_string(&io.requests).expect("counts serialize"),
-            };
-            match client().complete(req).await {
-                Ok(r) => {
-                    shared.reachable();
-                    let r = r.into_inner();
-                    if r.accepted {
-                        shared.report.lock().unwrap().completed += 1;
-                    } else {
-                        shared.report.lock().unwrap().abandoned += 1;
-                        if r.delete_outputs {
-                            tracing::warn!(reason = %r.reason, "result refused; deleting its outputs");
-                            for object in layout::outputs_of(out) {
-                                let _ = worker.store().delete(&object).await;
-                            }
-                        } else {
-                            tracing::warn!(reason = %r.reason, "result refused; its outputs stay (a previous coordinator may have committed them)");
-                        }
-                    }
-                    return Ok(());
-                }
-                Err(s) if transient(&s) => shared.backoff(&s, &mut attempt).await?,
-                Err(s) => {
-                    tracing::warn!(error = %s.message(), "cannot report a result");
-                    return Ok(());
-                }
-            }
-        },
+        Ran::Output(done) => return complete(shared, worker, worker_id, id, &done).await,
         Ran::Failed(failure) => {
             tracing::warn!(error = %failure, kind = ?failure.kind, "task failed");
             shared.report.lock().unwrap().failed += 1;

@@ -155,9 +155,19 @@ fn expand_runs(
         }
         return Ok(Expanded::Runs);
     }
+    Ok(Expanded::Chunks(encode_chunks(job, part, group, &raw)))
+}
+
+/// The group's sorted, distinct states `keys` cut into its chunks and
+/// encoded on the worker's threads: (id, states, bytes).
+fn encode_chunks(
+    job: &JobSpec,
+    part: PartId,
+    group: u32,
+    keys: &[u64],
+) -> Vec<(ChunkId, u64, Vec<u8>)> {
     use rayon::prelude::*;
-    let chunks = raw
-        .par_chunks(chunk_size)
+    keys.par_chunks(job.chunk_size.max(1) as usize)
         .enumerate()
         .map(|(index, keys)| {
             let id = ChunkId {
@@ -167,6 +177,5 @@ fn expand_runs(
             };
             (id, keys.len() as u64, encode_states(job, id, keys))
         })
-        .collect();
-    Ok(Expanded::Chunks(chunks))
+        .collect()
 }

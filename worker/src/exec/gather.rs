@@ -171,39 +171,8 @@ impl Run<'_> {
         out: &mut Vec<ResponseRef>,
     ) -> Result<(), WorkerError> {
         let group = g.group;
-        let foreign = |id: &ChunkId| id.part != part || id.group != group;
-        if let Some(c) = g
-            .chunks
-            .iter()
-            .chain(&g.reference)
-            .find(|c| foreign(&c.chunk.id))
-        {
-            return Err(self.invalid(format!(
-                "chunk {} is not in group {group} of {part}",
-                c.chunk.id
-            )));
-        }
-        if let Some(r) = g
-            .requests
-            .iter()
-            .find(|r| r.part != part || r.group != group)
-        {
-            return Err(self.invalid(format!(
-                "request {} is not addressed to this group",
-                r.object
-            )));
-        }
-        let own = Arc::new(self.table_of(&self.store, &g.chunks, slice).await?);
-        let sums = match &self.evaluator {
-            None => vec![Sums::Own(own, Orientation::Canonical)],
-            Some(e) => {
-                let optimal = self.table_of(&e.reference, &g.reference, slice).await?;
-                vec![
-                    Sums::Own(own, Orientation::AsTheyLie),
-                    Sums::Optimal(Arc::new(optimal)),
-                ]
-            }
-        };
+        self.check_addressed(part, g)?;
+        let sums = self.sums_of(g, slice).await?;
         let references: Vec<bool> = sums.iter().map(Sums::reference).collect();
         for tile in 1..=2u8 {
             let asked: Vec<&RequestRef> = g.requests.iter().filter(|r| r.tile() == tile).collect();
@@ -247,6 +216,42 @@ impl Run<'_> {
             }
         }
         Ok(())
+    }
+
+    /// Fails unless every chunk and request of `g` is of its group of `part`.
+    fn check_addressed(&self, part: PartId, g: &GatherGroup) -> Result<(), WorkerError> {
+        let group = g.group;
+        let foreign = |id: &ChunkId| id.part != part || id.group != group;
+        let chunks = g.chunks.iter().chain(&g.reference);
+        if let Some(c) = chunks.into_iter().find(|c| foreign(&c.chunk.id)) {
+            return Err(self.invalid(format!(
+                "chunk {} is not in group {group} of {part}",
+                c.chunk.id
+            )));
+        }
+        if let Some(r) = (g.requests.iter()).find(|r| r.part != part || r.group != group) {
+            return Err(self.invalid(format!(
+                "request {} is not addressed to this group",
+                r.object
+            )));
+        }
+        Ok(())
+    }
+
+    /// The tables the requests of `g` are answered from: the group's own
+    /// values, and the optimal ones beside them when evaluating a player.
+    async fn sums_of(&self, g: &GatherGroup, slice: Slice) -> Result<Vec<Sums>, WorkerError> {
+        let own = Arc::new(self.table_of(&self.store, &g.chunks, slice).await?);
+        Ok(match &self.evaluator {
+            None => vec![Sums::Own(own, Orientation::Canonical)],
+            Some(e) => {
+                let optimal = self.table_of(&e.reference, &g.reference, slice).await?;
+                vec![
+                    Sums::Own(own, Orientation::AsTheyLie),
+                    Sums::Optimal(Arc::new(optimal)),
+                ]
+            }
+        })
     }
 
     /// The requests `asked` (of one tile, addressed to `group` of `part`):

@@ -13,7 +13,7 @@ use crate::kernel::error::SolveError;
 use crate::kernel::gather::empty_cells;
 use crate::kernel::solve::{afterstate_value, SpawnSums};
 use crate::rules::direction::Direction;
-use crate::rules::moves::{has_exponent, Mover};
+use crate::rules::moves::Mover;
 use crate::task::evaluation::{keep_worst, ChunkEvaluation, WorstState, WORST_STATES};
 use crate::Game;
 
@@ -45,10 +45,9 @@ pub struct Valued {
 /// `optimal`, what each board's moves give up against its optimal value,
 /// weighted by how likely the player reaches it (`reach`).
 ///
-/// A move's value is the discount times its afterstate's value
-/// ([`afterstate_value`]), or the discount for a move that wins; a board's
-/// is the sum over the player's moves of probability times value, in action
-/// code order.
+/// A move's value is [`Game::move_value`], its afterstate's value
+/// [`afterstate_value`]; a board's is the sum over the player's moves of
+/// probability times value, in action code order.
 pub fn solve_under(
     game: &Game,
     states: &[u64],
@@ -63,18 +62,21 @@ pub fn solve_under(
     same_length("optimal moves", states.len(), optimal.best.len())?;
     let shape = game.shape;
     let mover = Mover::new(shape);
-    let gamma = game.discount;
     let rule = game.spawn_rule();
-    // The discount times an afterstate's value from `sums`.
-    let worth = |sums: &SpawnSums, s: u64, t: u64| -> Result<f64, SolveError> {
-        let i = sums
-            .afterstates
-            .binary_search(&t)
-            .map_err(|_| SolveError::NoSums {
+    // The value of the move from `s` to `t` with afterstates' values from `sums`.
+    let move_value = |sums: &SpawnSums, s: u64, t: u64| {
+        game.move_value(s, t, || {
+            let i = (sums.afterstates.binary_search(&t)).map_err(|_| SolveError::NoSums {
                 afterstate: t,
                 state: s,
             })?;
-        Ok(gamma * afterstate_value(&rule, sums.twos[i], sums.fours[i], empty_cells(t, shape)))
+            Ok::<_, SolveError>(afterstate_value(
+                &rule,
+                sums.twos[i],
+                sums.fours[i],
+                empty_cells(t, shape),
+            ))
+        })
     };
     let each: Vec<Result<(f64, u8, f64), EvaluateError>> = (0..states.len())
         .into_par_iter()
@@ -93,15 +95,8 @@ pub fn solve_under(
                     action = d;
                 }
                 let t = mover.apply(s, d);
-                let earned = game.reward(s, t);
-                let (qp, qs) = if has_exponent(t, game.target_exp) {
-                    let end = gamma * game.target_value();
-                    (end, end)
-                } else {
-                    (worth(sums, s, t)?, worth(optimal.sums, s, t)?)
-                };
-                value += pd * (earned + qp);
-                kept += pd * (earned + qs);
+                value += pd * move_value(sums, s, t)?;
+                kept += pd * move_value(optimal.sums, s, t)?;
             }
             let loss = optimal.values[i] - kept;
             if loss < -1e-9 {
