@@ -17,7 +17,7 @@
 //! tiles) restarts empty on resume.
 
 use std::collections::VecDeque;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use solve2048_core::rules::moves::Mover;
 use solve2048_core::rules::rng::SeededRng;
@@ -145,35 +145,7 @@ pub fn train(
 ) -> Result<Network, PlayerError> {
     config.validate()?;
     let mut net = match &config.checkpoint {
-        Some(path) if path.exists() => {
-            let net = Network::load_for(path, config.n)?;
-            let mismatch = |field, found: String, expected: String| {
-                Err(PlayerError::CheckpointMismatch {
-                    path: path.clone(),
-                    field,
-                    found,
-                    expected,
-                })
-            };
-            if net.spec() != &config.tuples {
-                return mismatch(
-                    "tuple spec",
-                    net.spec().to_string(),
-                    config.tuples.to_string(),
-                );
-            }
-            if net.seed != config.seed {
-                return mismatch("seed", net.seed.to_string(), config.seed.to_string());
-            }
-            if net.learning_rate.to_bits() != config.learning_rate.to_bits() {
-                return mismatch(
-                    "learning rate",
-                    net.learning_rate.to_string(),
-                    config.learning_rate.to_string(),
-                );
-            }
-            net
-        }
+        Some(path) if path.exists() => resume(config, path)?,
         _ => {
             let mut net = Network::new(config.tuples.clone());
             net.seed = config.seed;
@@ -182,36 +154,21 @@ pub fn train(
         }
     };
     let mover = Mover::new(Shape::square(config.n as u8));
-    let mut window: VecDeque<(u64, u8)> = VecDeque::with_capacity(WINDOW);
-    let mut reached = [0u32; 16];
-    let mut window_score = 0u64;
+    let mut window = Window::default();
     while net.games < config.games {
         let seed = game_seed(config.seed, net.games);
         let (score, max_exp, moves) = train_game(&mut net, &mover, seed, config.learning_rate);
         net.games += 1;
-        if window.len() == WINDOW {
-            let (s, e) = window.pop_front().unwrap();
-            window_score -= s;
-            reached
-                .iter_mut()
-                .take(e as usize + 1)
-                .for_each(|k| *k -= 1);
-        }
-        window.push_back((score, max_exp));
-        window_score += score;
-        reached
-            .iter_mut()
-            .take(max_exp as usize + 1)
-            .for_each(|k| *k += 1);
+        window.push(score, max_exp);
         progress(&Progress {
             games_done: net.games,
             games_total: config.games,
             score,
             max_exp,
             moves,
-            recent_games: window.len(),
-            recent_mean_score: window_score as f64 / window.len() as f64,
-            recent_reached: reached,
+            recent_games: window.games.len(),
+            recent_mean_score: window.score as f64 / window.games.len() as f64,
+            recent_reached: window.reached,
         });
         if let Some(path) = &config.checkpoint {
             if net.games % config.checkpoint_every == 0 {
@@ -223,6 +180,76 @@ pub fn train(
         net.save(path)?;
     }
     Ok(net)
+}
+
+/// The network of the checkpoint at `path`, refused unless its tuple spec,
+/// seed and learning rate are `config`'s.
+fn resume(config: &TrainConfig, path: &Path) -> Result<Network, PlayerError> {
+    let net = Network::load_for(path, config.n)?;
+    let mismatch = |field, found: String, expected: String| {
+        Err(PlayerError::CheckpointMismatch {
+            path: path.to_path_buf(),
+            field,
+            found,
+            expected,
+        })
+    };
+    if net.spec() != &config.tuples {
+        return mismatch(
+            "tuple spec",
+            net.spec().to_string(),
+            config.tuples.to_string(),
+        );
+    }
+    if net.seed != config.seed {
+        return mismatch("seed", net.seed.to_string(), config.seed.to_string());
+    }
+    if net.learning_rate.to_bits() != config.learning_rate.to_bits() {
+        return mismatch(
+            "learning rate",
+            net.learning_rate.to_string(),
+            config.learning_rate.to_string(),
+        );
+    }
+    Ok(net)
+}
+
+/// The last [`WINDOW`] games of a run: their (score, largest exponent), the
+/// sum of their scores, and how many reached each exponent.
+struct Window {
+    games: VecDeque<(u64, u8)>,
+    score: u64,
+    reached: [u32; 16],
+}
+
+impl Default for Window {
+    fn default() -> Window {
+        Window {
+            games: VecDeque::with_capacity(WINDOW),
+            score: 0,
+            reached: [0; 16],
+        }
+    }
+}
+
+impl Window {
+    /// Take in a game, dropping the oldest once the window is full.
+    fn push(&mut self, score: u64, max_exp: u8) {
+        if self.games.len() == WINDOW {
+            let (s, e) = self.games.pop_front().unwrap();
+            self.score -= s;
+            self.reached
+                .iter_mut()
+                .take(e as usize + 1)
+                .for_each(|k| *k -= 1);
+        }
+        self.games.push_back((score, max_exp));
+        self.score += score;
+        self.reached
+            .iter_mut()
+            .take(max_exp as usize + 1)
+            .for_each(|k| *k += 1);
+    }
 }
 
 /// One training game from tile seed `seed`: (score, largest exponent, moves).

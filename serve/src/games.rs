@@ -16,8 +16,8 @@ use std::sync::Arc;
 use serde::Serialize;
 use solve2048_core::rules::moves::Mover;
 use solve2048_core::rules::spawn::SpawnRule;
-use solve2048_core::{Board, Direction, Shape};
-use solve2048_players::{NotExact, Outcome, Player, PlayerSpec};
+use solve2048_core::{Board, Direction, Game, Shape};
+use solve2048_players::{GameRecord, NotExact, Outcome, Player, PlayerSpec};
 use solve2048_solution::{OptimalPlayer, Report, Solution};
 
 use crate::ApiError;
@@ -83,43 +83,8 @@ pub async fn play(
 ) -> Result<PlayedGame, ApiError> {
     let game = *solution.game();
     let n = game.shape;
-    let mut built: Box<dyn Player> = if *player == PlayerSpec::Optimal {
-        Box::new(
-            OptimalPlayer::new(
-                solution.clone(),
-                tokio::runtime::Handle::current(),
-                n,
-                game.target_exp,
-            )
-            .map_err(ApiError::from)?,
-        )
-    } else {
-        player
-            .build(n, &game.spawn_rule(), 0)
-            .map_err(|e| ApiError::Internal(format!("player {player}: {e}")))?
-    };
-    let permit = games
-        .clone()
-        .acquire_owned()
-        .await
-        .map_err(|_| ApiError::Internal("the server is stopping".into()))?;
-    let record = tokio::task::spawn_blocking(move || {
-        // Held until the game ends, even if the request gave up on it, so
-        // that no more than `games` games ever run at once.
-        let _permit = permit;
-        let rule = game.spawn_rule();
-        solve2048_players::simulate_with(
-            n,
-            Some(game.target_exp),
-            &rule,
-            built.as_mut(),
-            seed,
-            |_, _| {},
-        )
-    })
-    .await
-    .map_err(|e| ApiError::Internal(format!("the game stopped: {e}")))?
-    .map_err(|e| ApiError::Internal(format!("player {player}: {e}")))?;
+    let built = build_player(solution, player)?;
+    let record = run_game(built, &game, seed, player, games).await?;
     let ended = match record.outcome {
         Outcome::Won => End::Won,
         Outcome::Lost => End::Lost,
@@ -137,10 +102,86 @@ pub async fn play(
     } else {
         (last, ended)
     };
+    let (steps, score) = played_steps(solution, n, &boards[..boards.len().min(moves)]).await?;
+    Ok(PlayedGame {
+        game: game.name(),
+        seed,
+        player: player.to_string(),
+        steps,
+        last: solution.report(last, n).await?,
+        end,
+        score,
+    })
+}
+
+/// The player `player` names, for the solved game.
+fn build_player(
+    solution: &Arc<Solution>,
+    player: &PlayerSpec,
+) -> Result<Box<dyn Player>, ApiError> {
+    let game = *solution.game();
+    let n = game.shape;
+    Ok(if *player == PlayerSpec::Optimal {
+        Box::new(
+            OptimalPlayer::new(
+                solution.clone(),
+                tokio::runtime::Handle::current(),
+                n,
+                game.target_exp,
+            )
+            .map_err(ApiError::from)?,
+        )
+    } else {
+        player
+            .build(n, &game.spawn_rule(), 0)
+            .map_err(|e| ApiError::Internal(format!("player {player}: {e}")))?
+    })
+}
+
+/// Play `built`'s game of seed `seed` to its end on a blocking thread, once
+/// one of the `games` permits is free.
+async fn run_game(
+    mut built: Box<dyn Player>,
+    game: &Game,
+    seed: u64,
+    player: &PlayerSpec,
+    games: &Arc<tokio::sync::Semaphore>,
+) -> Result<GameRecord, ApiError> {
+    let (n, target_exp, rule) = (game.shape, game.target_exp, game.spawn_rule());
+    let permit = games
+        .clone()
+        .acquire_owned()
+        .await
+        .map_err(|_| ApiError::Internal("the server is stopping".into()))?;
+    tokio::task::spawn_blocking(move || {
+        // Held until the game ends, even if the request gave up on it, so
+        // that no more than `games` games ever run at once.
+        let _permit = permit;
+        solve2048_players::simulate_with(
+            n,
+            Some(target_exp),
+            &rule,
+            built.as_mut(),
+            seed,
+            |_, _| {},
+        )
+    })
+    .await
+    .map_err(|e| ApiError::Internal(format!("the game stopped: {e}")))?
+    .map_err(|e| ApiError::Internal(format!("player {player}: {e}")))
+}
+
+/// Each of `boards` with the move played on it, with their values; and the
+/// sum of the moves' scores.
+async fn played_steps(
+    solution: &Solution,
+    n: Shape,
+    boards: &[(u64, Direction)],
+) -> Result<(Vec<PlayedStep>, u64), ApiError> {
     let mover = Mover::new(n);
-    let mut steps = Vec::with_capacity(boards.len().min(moves));
+    let mut steps = Vec::with_capacity(boards.len());
     let mut score = 0u64;
-    for &(board, dir) in boards.iter().take(moves) {
+    for &(board, dir) in boards {
         let answer = solution.query(board, n).await?;
         let gained = mover.apply_scored(board, dir).1;
         score += u64::from(gained);
@@ -153,15 +194,7 @@ pub async fn play(
             score: gained,
         });
     }
-    Ok(PlayedGame {
-        game: game.name(),
-        seed,
-        player: player.to_string(),
-        steps,
-        last: solution.report(last, n).await?,
-        end,
-        score,
-    })
+    Ok((steps, score))
 }
 
 /// Read a person's moves: letters `L`, `R`, `U`, `D` (either case), at most

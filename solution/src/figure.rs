@@ -33,27 +33,13 @@ fn esc(s: &str) -> String {
 
 /// Render the figure for `game` from its layer statistics.
 pub fn svg(game: &str, layers: &[LayerStats]) -> String {
-    let max_sum = layers.iter().map(|l| l.sum).max().unwrap_or(4) as f64;
-    let min_sum = layers.iter().map(|l| l.sum).min().unwrap_or(4) as f64;
     let mut series: BTreeMap<u8, Vec<(u32, u64)>> = BTreeMap::new();
     for l in layers {
         for &(m, n) in &l.parts {
             series.entry(m).or_default().push((l.sum, n));
         }
     }
-    let peak = series
-        .values()
-        .flatten()
-        .map(|&(_, n)| n)
-        .max()
-        .unwrap_or(1)
-        .max(1) as f64;
-    // The linear panel reaches its highest tick, at or above the peak.
-    let peak = linear_ticks(peak).last().copied().unwrap_or(peak).max(peak);
-    let plot_w = W - LEFT - RIGHT;
-    // Layers are 2 apart in tile sum: the axis runs one unit past the first
-    // and last layer, so each layer owns [sum - 1, sum + 1] of it.
-    let x = |sum: f64| LEFT + (sum - min_sum + 1.0) / (max_sum - min_sum + 2.0) * plot_w;
+    let frame = Frame::new(layers, &series);
     let height = TOP + 3.0 * PANEL_H + 3.0 * GAP;
     let mut o = String::new();
     let _ = writeln!(
@@ -68,71 +54,131 @@ pub fn svg(game: &str, layers: &[LayerStats]) -> String {
         esc(game)
     );
     for (panel, log) in [(0, false), (1, true)] {
-        let top = TOP + panel as f64 * (PANEL_H + GAP);
-        let bottom = top + PANEL_H;
-        let lmax = peak.log10().ceil().max(1.0);
-        let y = |n: f64| {
-            if log {
-                bottom - (n.max(1.0).log10() / lmax) * PANEL_H
-            } else {
-                bottom - n / peak * PANEL_H
-            }
-        };
-        axes(&mut o, top, bottom, min_sum, max_sum, &x);
-        // y ticks
-        let ticks: Vec<f64> = if log {
-            (0..=lmax as i32).map(|e| 10f64.powi(e)).collect()
-        } else {
-            linear_ticks(peak)
-        };
-        for n in ticks {
-            let yy = y(n);
-            let _ = writeln!(
-                o,
-                r##"<line x1="{LEFT}" x2="{}" y1="{yy}" y2="{yy}" stroke="#eee"/><text x="{}" y="{}" text-anchor="end">{}</text>"##,
-                LEFT + plot_w,
-                LEFT - 6.0,
-                yy + 4.0,
-                tick_label(n)
-            );
-        }
-        let _ = writeln!(
-            o,
-            r#"<text x="20" y="{}" transform="rotate(-90 20 {})" text-anchor="middle">states ({})</text>"#,
-            (top + bottom) / 2.0,
-            (top + bottom) / 2.0,
-            if log { "log scale" } else { "linear" }
-        );
-        for (i, (m, pts)) in series.iter().enumerate() {
-            let color = COLORS[i % COLORS.len()];
-            let path: Vec<String> = pts
-                .iter()
-                .map(|&(s, n)| format!("{:.1},{:.1}", x(s as f64), y(n as f64)))
-                .collect();
-            let _ = writeln!(
-                o,
-                r#"<polyline fill="none" stroke="{color}" stroke-width="1.5" points="{}"/>"#,
-                path.join(" ")
-            );
-            if panel == 0 {
-                let ly = top + 14.0 + 16.0 * i as f64;
-                let lx = W - RIGHT + 15.0;
-                let _ = writeln!(
-                    o,
-                    r#"<line x1="{lx}" x2="{}" y1="{ly}" y2="{ly}" stroke="{color}" stroke-width="3"/><text x="{}" y="{}">max tile {}</text>"#,
-                    lx + 18.0,
-                    lx + 24.0,
-                    ly + 4.0,
-                    1u32 << m
-                );
-            }
+        count_panel(&mut o, &frame, &series, panel, log);
+    }
+    value_panel(&mut o, &frame, layers);
+    o.push_str("</svg>\n");
+    o
+}
+
+/// The x axis shared by the three panels, and the peak of the counts.
+struct Frame {
+    min_sum: f64,
+    max_sum: f64,
+    /// The largest count, raised to the linear panel's highest tick.
+    peak: f64,
+    /// Width of the plot area.
+    plot_w: f64,
+}
+
+impl Frame {
+    /// The frame of `layers`, whose counts by max tile are `series`.
+    fn new(layers: &[LayerStats], series: &BTreeMap<u8, Vec<(u32, u64)>>) -> Frame {
+        let max_sum = layers.iter().map(|l| l.sum).max().unwrap_or(4) as f64;
+        let min_sum = layers.iter().map(|l| l.sum).min().unwrap_or(4) as f64;
+        let peak = series
+            .values()
+            .flatten()
+            .map(|&(_, n)| n)
+            .max()
+            .unwrap_or(1)
+            .max(1) as f64;
+        // The linear panel reaches its highest tick, at or above the peak.
+        let peak = linear_ticks(peak).last().copied().unwrap_or(peak).max(peak);
+        Frame {
+            min_sum,
+            max_sum,
+            peak,
+            plot_w: W - LEFT - RIGHT,
         }
     }
-    // Value distribution: a heat map, one column per layer, one row per bin.
+
+    /// The x of tile sum `sum`.
+    fn x(&self, sum: f64) -> f64 {
+        // Layers are 2 apart in tile sum: the axis runs one unit past the first
+        // and last layer, so each layer owns [sum - 1, sum + 1] of it.
+        LEFT + (sum - self.min_sum + 1.0) / (self.max_sum - self.min_sum + 2.0) * self.plot_w
+    }
+}
+
+/// A panel of states by tile sum, one line per max tile, on a linear or a
+/// log scale (`panel` 0, 1 from the top; the first has the legend).
+fn count_panel(
+    o: &mut String,
+    frame: &Frame,
+    series: &BTreeMap<u8, Vec<(u32, u64)>>,
+    panel: i32,
+    log: bool,
+) {
+    let (peak, plot_w) = (frame.peak, frame.plot_w);
+    let top = TOP + panel as f64 * (PANEL_H + GAP);
+    let bottom = top + PANEL_H;
+    let lmax = peak.log10().ceil().max(1.0);
+    let y = |n: f64| {
+        if log {
+            bottom - (n.max(1.0).log10() / lmax) * PANEL_H
+        } else {
+            bottom - n / peak * PANEL_H
+        }
+    };
+    axes(o, top, bottom, frame);
+    // y ticks
+    let ticks: Vec<f64> = if log {
+        (0..=lmax as i32).map(|e| 10f64.powi(e)).collect()
+    } else {
+        linear_ticks(peak)
+    };
+    for n in ticks {
+        let yy = y(n);
+        let _ = writeln!(
+            o,
+            r##"<line x1="{LEFT}" x2="{}" y1="{yy}" y2="{yy}" stroke="#eee"/><text x="{}" y="{}" text-anchor="end">{}</text>"##,
+            LEFT + plot_w,
+            LEFT - 6.0,
+            yy + 4.0,
+            tick_label(n)
+        );
+    }
+    let scale = if log { "log scale" } else { "linear" };
+    y_title(o, top, bottom, &format!("states ({scale})"));
+    for (i, (m, pts)) in series.iter().enumerate() {
+        let color = COLORS[i % COLORS.len()];
+        let path: Vec<String> = pts
+            .iter()
+            .map(|&(s, n)| format!("{:.1},{:.1}", frame.x(s as f64), y(n as f64)))
+            .collect();
+        let _ = writeln!(
+            o,
+            r#"<polyline fill="none" stroke="{color}" stroke-width="1.5" points="{}"/>"#,
+            path.join(" ")
+        );
+        if panel == 0 {
+            legend_entry(o, top, i, color, *m);
+        }
+    }
+}
+/// Entry `i` of the legend of the series, from the panel's `top`: the
+/// colour of max tile exponent `m`.
+fn legend_entry(o: &mut String, top: f64, i: usize, color: &str, m: u8) {
+    let ly = top + 14.0 + 16.0 * i as f64;
+    let lx = W - RIGHT + 15.0;
+    let _ = writeln!(
+        o,
+        r#"<line x1="{lx}" x2="{}" y1="{ly}" y2="{ly}" stroke="{color}" stroke-width="3"/><text x="{}" y="{}">max tile {}</text>"#,
+        lx + 18.0,
+        lx + 24.0,
+        ly + 4.0,
+        1u32 << m
+    );
+}
+
+/// The value map: one column per layer, one row per value bin, darker where
+/// more of the layer's states lie.
+fn value_panel(o: &mut String, frame: &Frame, layers: &[LayerStats]) {
     let top = TOP + 2.0 * (PANEL_H + GAP);
     let bottom = top + PANEL_H;
-    axes(&mut o, top, bottom, min_sum, max_sum, &x);
-    let col_w = x(min_sum + 1.0) - x(min_sum - 1.0);
+    axes(o, top, bottom, frame);
+    let col_w = frame.x(frame.min_sum + 1.0) - frame.x(frame.min_sum - 1.0);
     let bin_h = PANEL_H / VALUE_BINS as f64;
     for l in layers {
         let total: u64 = l.values.iter().sum();
@@ -145,7 +191,7 @@ pub fn svg(game: &str, layers: &[LayerStats]) -> String {
             let _ = writeln!(
                 o,
                 r#"<rect x="{:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="rgb({shade},{shade},255)"/>"#,
-                x(l.sum as f64) - col_w / 2.0,
+                frame.x(l.sum as f64) - col_w / 2.0,
                 bottom - (b + 1) as f64 * bin_h,
                 col_w,
                 bin_h
@@ -164,12 +210,7 @@ pub fn svg(game: &str, layers: &[LayerStats]) -> String {
             f * value_top
         );
     }
-    let _ = writeln!(
-        o,
-        r#"<text x="20" y="{}" transform="rotate(-90 20 {})" text-anchor="middle">value (share of layer)</text>"#,
-        (top + bottom) / 2.0,
-        (top + bottom) / 2.0
-    );
+    y_title(o, top, bottom, "value (share of layer)");
     for (i, line) in ["darker = larger", "share of the", "layer's states"]
         .iter()
         .enumerate()
@@ -181,11 +222,21 @@ pub fn svg(game: &str, layers: &[LayerStats]) -> String {
             top + 14.0 + 16.0 * i as f64
         );
     }
-    o.push_str("</svg>\n");
-    o
 }
 
-fn axes(o: &mut String, top: f64, bottom: f64, min_sum: f64, max_sum: f64, x: &dyn Fn(f64) -> f64) {
+/// The title of a panel's y axis, upright along its left edge.
+fn y_title(o: &mut String, top: f64, bottom: f64, title: &str) {
+    let _ = writeln!(
+        o,
+        r#"<text x="20" y="{}" transform="rotate(-90 20 {})" text-anchor="middle">{title}</text>"#,
+        (top + bottom) / 2.0,
+        (top + bottom) / 2.0
+    );
+}
+
+/// A panel's axes, with the tile sums along the bottom.
+fn axes(o: &mut String, top: f64, bottom: f64, frame: &Frame) {
+    let (min_sum, max_sum) = (frame.min_sum, frame.max_sum);
     let right = W - RIGHT;
     let _ = writeln!(
         o,
@@ -197,7 +248,7 @@ fn axes(o: &mut String, top: f64, bottom: f64, min_sum: f64, max_sum: f64, x: &d
         let _ = writeln!(
             o,
             r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
-            x(s),
+            frame.x(s),
             bottom + 16.0,
             tick_label(s)
         );

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use anyhow::Context;
 use solve2048_coordinator::{CoordinatorError, Records, Summary};
-use solve2048_core::task::evaluation::{weights_checksum, Evaluation, WEIGHTS};
+use solve2048_core::task::evaluation::{weights_checksum, Evaluation, EvaluationSummary, WEIGHTS};
 use solve2048_core::task::JobSpec;
 use solve2048_core::{Board, Direction};
 use solve2048_players::{PlayerError, PlayerSpec};
@@ -203,32 +203,53 @@ pub fn print_evaluation(
         .evaluation
         .as_ref()
         .context("the job finished without an evaluation")?;
-    let game = job.game;
-    let n = game.shape;
-    let value = summary.start_value;
-    let gap = e.optimal - value;
-    let seconds = summary.enumerate_seconds + summary.solve_seconds;
-    let layers = summary
-        .parts
-        .iter()
-        .map(|p| p.sum)
-        .collect::<std::collections::BTreeSet<_>>()
-        .len();
-    let moves = |m: &[f64; 4]| {
-        Direction::ALL
-            .into_iter()
-            .filter(|&d| m[d as usize] > 0.0)
-            .map(|d| (d.name(), m[d as usize]))
-            .collect::<Vec<_>>()
+    let results = Results {
+        job,
+        solved,
+        location,
+        summary,
+        e,
+        gap: e.optimal - summary.start_value,
+        seconds: summary.enumerate_seconds + summary.solve_seconds,
+        layers: summary
+            .parts
+            .iter()
+            .map(|p| p.sum)
+            .collect::<std::collections::BTreeSet<_>>()
+            .len(),
     };
-    let mut text = String::new();
-    if json {
+    let text = if json { results.json() } else { results.text() };
+    print_out(&text);
+    Ok(())
+}
+
+/// A finished evaluation, with what both forms of its results show.
+struct Results<'a> {
+    job: &'a JobSpec,
+    /// The solved store.
+    solved: &'a str,
+    /// The evaluation's own store.
+    location: &'a str,
+    summary: &'a Summary,
+    e: &'a EvaluationSummary,
+    /// The optimal value less the player's.
+    gap: f64,
+    /// Seconds of both phases.
+    seconds: f64,
+    /// Layers of boards the player reaches.
+    layers: usize,
+}
+
+impl Results<'_> {
+    /// The results as one JSON object on a line.
+    fn json(&self) -> String {
+        let (game, summary, e) = (self.job.game, self.summary, self.e);
         let worst: Vec<serde_json::Value> = e
             .worst
             .iter()
             .map(|w| {
                 serde_json::json!({
-                    "board": Board(w.board).to_text(n),
+                    "board": Board(w.board).to_text(game.shape),
                     "hex": format!("{:#018x}", w.board),
                     "reach": w.reach,
                     "optimal": w.optimal,
@@ -252,59 +273,73 @@ pub fn print_evaluation(
             "target": game.target(),
             "discount": game.discount,
             "four_probability": game.four_probability(),
-            "value": value,
+            "value": summary.start_value,
             "optimal": e.optimal,
-            "gap": gap,
+            "gap": self.gap,
             "cost": e.cost,
             "states": summary.states,
-            "layers": layers,
-            "seconds": seconds,
+            "layers": self.layers,
+            "seconds": self.seconds,
             "enumerate_seconds": summary.enumerate_seconds,
             "solve_seconds": summary.solve_seconds,
             "digest": summary.digest,
-            "store": solved,
-            "evaluation_store": location,
-            "chunk_size": job.chunk_size,
+            "store": self.solved,
+            "evaluation_store": self.location,
+            "chunk_size": self.job.chunk_size,
             "tasks_run": summary.tasks_run,
             "tasks_skipped": summary.tasks_skipped,
             "worst_ranked_by": "reach x loss",
             "worst": worst,
         });
+        let mut text = String::new();
         let _ = writeln!(text, "{out}");
-        print_out(&text);
-        return Ok(());
+        text
     }
-    let what = game.value_name();
-    let p = &e.player;
-    let _ = writeln!(text, "evaluated {p} on {} exactly", game.name());
-    let _ = writeln!(text, "  {what} of {p}: {value:.17}");
-    let _ = writeln!(text, "  optimal {what}: {:.17}", e.optimal);
-    let _ = writeln!(text, "  gap: {gap:.17}");
-    let _ = writeln!(
-        text,
-        "  boards {p} reaches (non-terminal, as they lie): {} in {layers} layers",
-        summary.states
-    );
-    let _ = writeln!(
-        text,
-        "  time: {} (enumerate {}, solve {}); solved store {solved}, evaluation store {location}",
-        duration(seconds),
-        duration(summary.enumerate_seconds),
-        duration(summary.solve_seconds)
-    );
-    if summary.tasks_skipped > 0 {
+
+    /// The results as a readable report.
+    fn text(&self) -> String {
+        let (game, summary, e) = (self.job.game, self.summary, self.e);
+        let (what, p, value) = (game.value_name(), &e.player, summary.start_value);
+        let mut text = String::new();
+        let _ = writeln!(text, "evaluated {p} on {} exactly", game.name());
+        let _ = writeln!(text, "  {what} of {p}: {value:.17}");
+        let _ = writeln!(text, "  optimal {what}: {:.17}", e.optimal);
+        let _ = writeln!(text, "  gap: {:.17}", self.gap);
         let _ = writeln!(
             text,
-            "  resumed: {} tasks were already committed, {} run now",
-            summary.tasks_skipped, summary.tasks_run
+            "  boards {p} reaches (non-terminal, as they lie): {} in {} layers",
+            summary.states, self.layers
         );
-    }
-    if e.worst.is_empty() {
         let _ = writeln!(
             text,
-            "  {p} plays optimally wherever it goes: it loses nothing"
+            "  time: {} (enumerate {}, solve {}); solved store {}, evaluation store {}",
+            duration(self.seconds),
+            duration(summary.enumerate_seconds),
+            duration(summary.solve_seconds),
+            self.solved,
+            self.location
         );
-    } else {
+        if summary.tasks_skipped > 0 {
+            let _ = writeln!(
+                text,
+                "  resumed: {} tasks were already committed, {} run now",
+                summary.tasks_skipped, summary.tasks_run
+            );
+        }
+        self.worst(&mut text);
+        text
+    }
+
+    /// The boards where the player loses the most, one a line.
+    fn worst(&self, text: &mut String) {
+        let (n, e, p) = (self.job.game.shape, self.e, &self.e.player);
+        if e.worst.is_empty() {
+            let _ = writeln!(
+                text,
+                "  {p} plays optimally wherever it goes: it loses nothing"
+            );
+            return;
+        }
         let _ = writeln!(
             text,
             "  where {p} loses the most: reach x loss (the loss: the optimal value less \
@@ -339,6 +374,14 @@ pub fn print_evaluation(
             );
         }
     }
-    print_out(&text);
-    Ok(())
+}
+
+/// The moves a player makes on a board, by name, with the probability of
+/// each (those it never makes left out).
+fn moves(m: &[f64; 4]) -> Vec<(&'static str, f64)> {
+    Direction::ALL
+        .into_iter()
+        .filter(|&d| m[d as usize] > 0.0)
+        .map(|d| (d.name(), m[d as usize]))
+        .collect()
 }

@@ -5,20 +5,24 @@
 //! probability under optimal play is shown beside it, and the summary sets
 //! the optimal value beside the player's win rate.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail};
 use serde_json::json;
 use solve2048_core::rules::spawn::SpawnRule;
-use solve2048_core::{Board, Game, Objective, Shape};
+use solve2048_core::{Game, Objective, Shape};
 use solve2048_players::game::Outcome;
 use solve2048_players::spec::KNOWN;
-use solve2048_players::{parse, simulate_with, summary, GameRecord, Parsed, Player, Step};
+use solve2048_players::{parse, simulate_with, summary, GameRecord, Parsed, Player};
 use solve2048_solution::{OptimalPlayer, Solution};
 
 use crate::runtime::{open_existing, runtime};
+
+mod live;
+
+use live::{grid, is_broken_pipe, write_out, Live};
 
 /// Arguments of `play`.
 #[derive(clap::Args)]
@@ -212,10 +216,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 /// One game, shown move by move (or as JSON, with every step).
 fn one_game(args: &Args, setup: &mut Setup) -> anyhow::Result<()> {
     let n = setup.n;
-    let show = !args.json;
-    let value_name = setup.value_name();
-    let mut failed = None;
-    if show {
+    let mut live = Live::new(
+        n,
+        !args.json,
+        args.delay,
+        setup.value_name(),
+        setup.oracle.as_ref(),
+    );
+    if !args.json {
         let store = setup.store.as_ref();
         let header = format!(
             "{} on {}, seed {}{}\n",
@@ -224,93 +232,42 @@ fn one_game(args: &Args, setup: &mut Setup) -> anyhow::Result<()> {
             args.seed,
             store.map_or(String::new(), |s| format!(", store {s}"))
         );
-        failed = write_out(&header).err();
+        live.header(&header);
     }
-    let value_line = |oracle: Option<&OptimalPlayer>, board: u64| -> anyhow::Result<String> {
-        Ok(match oracle {
-            Some(o) => format!("{value_name} {:.6}\n", o.value(board)?),
-            None => String::new(),
-        })
-    };
-    let mut moves = 0;
-    let mut score = 0u64;
-    let mut first = true;
     let record = simulate_with(
         n,
         setup.target_exp,
         &setup.rule,
         setup.player.as_mut(),
         args.seed,
-        |step: &Step, next| {
-            if !show || failed.is_some() {
-                return;
-            }
-            let mut text = String::new();
-            if first {
-                first = false;
-                text.push_str(&format!("\nstart, score 0\n{}", grid(step.board, n, None)));
-                match value_line(setup.oracle.as_ref(), step.board) {
-                    Ok(line) => text.push_str(&line),
-                    Err(e) => failed = Some(e),
-                }
-            }
-            moves += 1;
-            score += u64::from(step.score);
-            text.push_str(&format!(
-                "\nmove {moves}: {} (+{}), score {score}\n{}",
-                step.dir.name(),
-                step.score,
-                grid(next, n, Some(step.spawn_cell))
-            ));
-            match value_line(setup.oracle.as_ref(), next) {
-                Ok(line) => text.push_str(&line),
-                Err(e) => failed = Some(e),
-            }
-            if let Err(e) = write_out(&text) {
-                failed = Some(e);
-                return;
-            }
-            if args.delay > 0 {
-                std::thread::sleep(Duration::from_millis(args.delay));
-            }
-        },
+        |s, b| live.step(s, b),
     )?;
-    match failed {
+    match live.failed() {
         // The reader went away (`play ... | head`): nothing more to show.
         Some(e) if is_broken_pipe(&e) => return Ok(()),
         Some(e) => return Err(e),
         None => {}
     }
     if args.json {
-        let mut game = game_json(&record);
-        let mut steps = Vec::new();
-        for s in &record.steps {
-            let mut step = json!({
-                "board": format!("{:#018x}", s.board),
-                "action": s.dir,
-                "score": s.score,
-                "spawn": {
-                    "row": s.spawn_cell / 4,
-                    "column": s.spawn_cell % 4,
-                    "tile": 1u32 << s.spawn_exp,
-                },
-            });
-            if let Some(o) = &setup.oracle {
-                step["value"] = json!(o.value(s.board)?);
-            }
-            steps.push(step);
-        }
-        game["start"] = json!(format!("{:#018x}", record.start));
-        game["last"] = json!(format!("{:#018x}", record.last));
-        game["steps"] = json!(steps);
+        let game = steps_json(&record, setup.oracle.as_ref())?;
         println!("{}", document(args, setup, &[record], vec![game]));
         return Ok(());
     }
+    let text = ending(&record, n, &live)?;
+    match write_out(&text) {
+        Err(e) if !is_broken_pipe(&e) => Err(e),
+        _ => Ok(()),
+    }
+}
+
+/// The end of a game shown: its start when no move was played, and how it
+/// ended.
+fn ending(record: &GameRecord, n: Shape, live: &Live) -> anyhow::Result<String> {
     let mut text = String::new();
     if record.steps.is_empty() {
         // The start is already won or lost: show it.
         text.push_str(&format!("\nstart\n{}", grid(record.start, n, None)));
-        text.push_str(&value_line(setup.oracle.as_ref(), record.start)?);
+        text.push_str(&live.value_line(record.start)?);
     }
     text.push_str(&format!(
         "\n{} after {} moves (seed {}): score {}, largest tile {}\n",
@@ -325,24 +282,36 @@ fn one_game(args: &Args, setup: &mut Setup) -> anyhow::Result<()> {
         record.score,
         record.max_tile()
     ));
-    match write_out(&text) {
-        Err(e) if !is_broken_pipe(&e) => Err(e),
-        _ => Ok(()),
+    Ok(text)
+}
+
+/// One game in the JSON document, with every step (and its value).
+fn steps_json(
+    record: &GameRecord,
+    oracle: Option<&OptimalPlayer>,
+) -> anyhow::Result<serde_json::Value> {
+    let mut game = game_json(record);
+    let mut steps = Vec::new();
+    for s in &record.steps {
+        let mut step = json!({
+            "board": format!("{:#018x}", s.board),
+            "action": s.dir,
+            "score": s.score,
+            "spawn": {
+                "row": s.spawn_cell / 4,
+                "column": s.spawn_cell % 4,
+                "tile": 1u32 << s.spawn_exp,
+            },
+        });
+        if let Some(o) = oracle {
+            step["value"] = json!(o.value(s.board)?);
+        }
+        steps.push(step);
     }
-}
-
-/// Write `text` to stdout now (a game shown live).
-fn write_out(text: &str) -> anyhow::Result<()> {
-    let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())?;
-    out.flush()?;
-    Ok(())
-}
-
-/// Whether `e` is stdout's reader having gone away.
-fn is_broken_pipe(e: &anyhow::Error) -> bool {
-    e.downcast_ref::<std::io::Error>()
-        .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+    game["start"] = json!(format!("{:#018x}", record.start));
+    game["last"] = json!(format!("{:#018x}", record.last));
+    game["steps"] = json!(steps);
+    Ok(game)
 }
 
 /// Seeds `seed .. seed + games`, and their summary.
@@ -468,42 +437,4 @@ fn document(
             "reached": reached,
         },
     })
-}
-
-/// The board as rows of right-aligned tiles, `.` for an empty cell, the
-/// tile at nybble index `mark` (the one that just appeared) in brackets.
-fn grid(board: u64, n: Shape, mark: Option<u8>) -> String {
-    let mut out = String::new();
-    for r in 0..n.rows() {
-        for c in 0..n.cols() {
-            let e = Board(board).get(r, c);
-            let tile = if e == 0 {
-                ".".to_string()
-            } else {
-                (1u32 << e).to_string()
-            };
-            let cell = if mark == Some((4 * r + c) as u8) {
-                format!("[{tile}]")
-            } else {
-                tile
-            };
-            out.push_str(&format!("{cell:>8}"));
-        }
-        out.push('\n');
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_new_tile_is_in_brackets() {
-        let (b, _) = Board::parse("2 . 4 / . 32768 . / . . 2").unwrap();
-        assert_eq!(
-            grid(b.0, Shape::square(3), Some(8 + 2)),
-            "       2       .       4\n       .   32768       .\n       .       .     [2]\n"
-        );
-    }
 }

@@ -1,6 +1,7 @@
 //! `solve2048 status`: a job's progress, live from its coordinator or from
 //! the store while the coordinator is down.
 
+use std::fmt::Write;
 use std::path::PathBuf;
 
 use solve2048_coordinator::client::live_status;
@@ -83,8 +84,16 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 
 /// The human form of a status document.
 pub fn render_status(doc: &JobStatus, all: bool) -> String {
-    use std::fmt::Write;
     let mut out = String::new();
+    job_lines(&mut out, doc);
+    parts_table(&mut out, doc, all);
+    workers_table(&mut out, doc);
+    out
+}
+
+/// The job, its value once known, its progress and counters, and its store
+/// requests.
+fn job_lines(out: &mut String, doc: &JobStatus) {
     let state = match (&doc.state, &doc.error) {
         (status::JobState::Failed, Some(e)) => format!("FAILED: {e}"),
         (s, _) => format!("{s:?}").to_lowercase(),
@@ -104,19 +113,7 @@ pub fn render_status(doc: &JobStatus, all: bool) -> String {
         doc.percent_done
             .map_or("progress unknown yet".into(), |p| format!("{p:.1}% done")),
         doc.states_per_second,
-        match doc.percent_done {
-            // The work known so far is not the job's: no figure.
-            None => "work left unknown until the forward pass ends".to_string(),
-            Some(_) => format!(
-                "{} states of work left{}",
-                doc.states_remaining,
-                if doc.progress.estimated && doc.state != status::JobState::Done {
-                    " (estimated for layers not enumerated yet)"
-                } else {
-                    ""
-                }
-            ),
-        },
+        work_left(doc),
         match doc.state {
             status::JobState::Running => eta(doc.eta_seconds),
             _ => "-".into(),
@@ -130,6 +127,27 @@ pub fn render_status(doc: &JobStatus, all: bool) -> String {
         c.bytes_written as f64 / (1 << 20) as f64
     );
     let _ = writeln!(out, "store: {}", c.store_requests.line());
+}
+
+/// The states of work left, once the forward pass has ended.
+fn work_left(doc: &JobStatus) -> String {
+    match doc.percent_done {
+        // The work known so far is not the job's: no figure.
+        None => "work left unknown until the forward pass ends".to_string(),
+        Some(_) => format!(
+            "{} states of work left{}",
+            doc.states_remaining,
+            if doc.progress.estimated && doc.state != status::JobState::Done {
+                " (estimated for layers not enumerated yet)"
+            } else {
+                ""
+            }
+        ),
+    }
+}
+
+/// The stage-parts with work left (all of them with `all`), one a row.
+fn parts_table(out: &mut String, doc: &JobStatus, all: bool) {
     let _ = writeln!(
         out,
         "\n{:<10} {:>6} {:>8} {:>8} {:>7} {:>7} {:>7} {:>14} {:>14}",
@@ -170,6 +188,10 @@ pub fn render_status(doc: &JobStatus, all: bool) -> String {
             "({hidden} finished stage-parts not shown; --all shows them)"
         );
     }
+}
+
+/// The workers, one a row.
+fn workers_table(out: &mut String, doc: &JobStatus) {
     let _ = writeln!(
         out,
         "\n{:<10} {:<28} {:>7} {:>9} {:>9} {:>5} {:>10} {:>9}  tasks",
@@ -196,5 +218,4 @@ pub fn render_status(doc: &JobStatus, all: bool) -> String {
             w.tasks.join(" ")
         );
     }
-    out
 }

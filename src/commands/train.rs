@@ -48,6 +48,48 @@ pub struct Args {
 
 /// Run `train`.
 pub fn run(args: Args) -> anyhow::Result<()> {
+    let config = config_of(&args)?;
+    let mut shown = Shown::new();
+    let net = train(&config, |p| shown.progress(&args, &config, p))?;
+    if shown.tty {
+        eprintln!();
+    }
+    let secs = shown.clock.elapsed().as_secs_f64();
+    let played = shown.first.map_or(0, |start| net.games - start);
+    if args.json {
+        let out = serde_json::json!({
+            "out": args.out,
+            "board": args.board,
+            "tuples": net.spec().to_string(),
+            "seed": net.seed,
+            // The f32 as written (0.003125), not widened (0.0031250000465...).
+            "learning_rate": net.learning_rate.to_string().parse::<f64>().ok(),
+            "games": net.games,
+            "games_this_run": played,
+            "seconds": secs,
+            "recent": shown.last.as_ref().map(recent_json),
+        });
+        println!("{out}");
+    } else if played == 0 {
+        println!(
+            "{} already holds {} training games; nothing to do",
+            args.out.display(),
+            net.games
+        );
+    } else {
+        println!(
+            "wrote {}: {} training games ({played} in this run, {})",
+            args.out.display(),
+            net.games,
+            human::duration(secs)
+        );
+    }
+    Ok(())
+}
+
+/// The training configuration `args` ask for, checked, with a weights file
+/// that can be written.
+fn config_of(args: &Args) -> anyhow::Result<TrainConfig> {
     let mut config = TrainConfig::new(args.board, args.games, args.seed)?;
     if let Some(spec) = &args.tuples {
         config.tuples = TupleSpec::parse(spec, args.board)?;
@@ -70,97 +112,98 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         args.out.display(),
         dir.display()
     );
-    let n = args.board;
-    let tty = std::io::stderr().is_terminal();
-    let clock = Instant::now();
-    let mut first: Option<u64> = None;
-    let mut last: Option<Progress> = None;
-    let mut last_draw: Option<Instant> = None;
-    let net = train(&config, |p| {
+    Ok(config)
+}
+
+/// The progress shown while training, on stderr.
+struct Shown {
+    /// Whether stderr is a terminal (a bar redrawn in place).
+    tty: bool,
+    clock: Instant,
+    /// Games the network held when this run started.
+    first: Option<u64>,
+    /// The latest progress.
+    last: Option<Progress>,
+    last_draw: Option<Instant>,
+}
+
+impl Shown {
+    /// Nothing shown yet.
+    fn new() -> Shown {
+        Shown {
+            tty: std::io::stderr().is_terminal(),
+            clock: Instant::now(),
+            first: None,
+            last: None,
+            last_draw: None,
+        }
+    }
+
+    /// Show progress `p`: the run's first line once, then a bar on a
+    /// terminal or a line at each checkpoint.
+    fn progress(&mut self, args: &Args, config: &TrainConfig, p: &Progress) {
         // Said once training has started: a checkpoint that cannot be
         // resumed is refused before, in one line.
-        let start = *first.get_or_insert_with(|| {
+        let start = *self.first.get_or_insert_with(|| {
             if !args.json {
-                eprintln!(
-                    "training {n}x{n}, tuples {}, {} games, seed {}, learning rate {} -> {}",
-                    config.tuples,
-                    config.games,
-                    config.seed,
-                    config.learning_rate,
-                    args.out.display()
-                );
-                if p.games_done > 1 {
-                    eprintln!(
-                        "resuming from {} at {} games",
-                        args.out.display(),
-                        p.games_done - 1
-                    );
-                }
+                started(args, config, p);
             }
             p.games_done - 1
         });
         let done = p.games_done == p.games_total;
-        if tty {
-            if done || last_draw.is_none_or(|t| t.elapsed() >= Duration::from_millis(200)) {
-                last_draw = Some(Instant::now());
-                eprint!("\r\x1b[2K{}", line(p, start, clock, true));
+        if self.tty {
+            if done
+                || self
+                    .last_draw
+                    .is_none_or(|t| t.elapsed() >= Duration::from_millis(200))
+            {
+                self.last_draw = Some(Instant::now());
+                eprint!("\r\x1b[2K{}", line(p, start, self.clock, true));
                 let _ = std::io::stderr().flush();
             }
-        } else if !args.json && (p.games_done % config.checkpoint_every == 0 || done) {
-            eprintln!("{}", line(p, start, clock, false));
+        } else if !args.json && (p.games_done.is_multiple_of(config.checkpoint_every) || done) {
+            eprintln!("{}", line(p, start, self.clock, false));
         }
-        last = Some(p.clone());
-    })?;
-    if tty {
-        eprintln!();
+        self.last = Some(p.clone());
     }
-    let secs = clock.elapsed().as_secs_f64();
-    let played = first.map_or(0, |start| net.games - start);
-    if args.json {
-        let recent = last.as_ref().map(|p| {
-            let reached: Vec<_> = (1..16)
-                .filter(|&e| p.recent_reached[e] > 0)
-                .map(|e| {
-                    serde_json::json!({
-                        "tile": 1u32 << e,
-                        "share": p.recent_reached[e] as f64 / p.recent_games as f64,
-                    })
-                })
-                .collect();
+}
+
+/// Say what the run trains, and where it resumes from.
+fn started(args: &Args, config: &TrainConfig, p: &Progress) {
+    let n = args.board;
+    eprintln!(
+        "training {n}x{n}, tuples {}, {} games, seed {}, learning rate {} -> {}",
+        config.tuples,
+        config.games,
+        config.seed,
+        config.learning_rate,
+        args.out.display()
+    );
+    if p.games_done > 1 {
+        eprintln!(
+            "resuming from {} at {} games",
+            args.out.display(),
+            p.games_done - 1
+        );
+    }
+}
+
+/// The last games' summary in the JSON object.
+fn recent_json(p: &Progress) -> serde_json::Value {
+    let reached: Vec<_> = (1..16)
+        .filter(|&e| p.recent_reached[e] > 0)
+        .map(|e| {
             serde_json::json!({
-                "games": p.recent_games,
-                "mean_score": p.recent_mean_score,
-                "reached": reached,
+                "tile": 1u32 << e,
+                "share": p.recent_reached[e] as f64 / p.recent_games as f64,
             })
-        });
-        let out = serde_json::json!({
-            "out": args.out,
-            "board": n,
-            "tuples": net.spec().to_string(),
-            "seed": net.seed,
-            // The f32 as written (0.003125), not widened (0.0031250000465...).
-            "learning_rate": net.learning_rate.to_string().parse::<f64>().ok(),
-            "games": net.games,
-            "games_this_run": played,
-            "seconds": secs,
-            "recent": recent,
-        });
-        println!("{out}");
-    } else if played == 0 {
-        println!(
-            "{} already holds {} training games; nothing to do",
-            args.out.display(),
-            net.games
-        );
-    } else {
-        println!(
-            "wrote {}: {} training games ({played} in this run, {})",
-            args.out.display(),
-            net.games,
-            human::duration(secs)
-        );
-    }
-    Ok(())
+        })
+        .collect();
+    serde_json::json!({
+        "games": p.recent_games,
+        "mean_score": p.recent_mean_score,
+        "reached": reached,
+    })
 }
 
 /// One progress line: a bar on a terminal, plain text otherwise.

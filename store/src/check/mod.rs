@@ -32,13 +32,13 @@ use crate::{Store, StoreError};
 
 use crate::layout::QUARANTINE;
 
+mod plan;
 mod rejected;
 mod units;
 
+use plan::{is_output, plan_units, Unit};
 pub use rejected::Rejected;
-use units::{
-    check_unit, commit_key, epoch_of, is_output, is_record, plan_units, reason_of, Unit, UnitResult,
-};
+use units::{check_unit, commit_key, epoch_of, is_record, reason_of, UnitResult};
 
 /// How far a check has gone.
 #[derive(Clone, Copy, Debug, Default)]
@@ -129,112 +129,27 @@ pub async fn check_store(
 ) -> Result<CheckReport, CheckError> {
     let t0 = Instant::now();
     let concurrency = concurrency.max(1);
-    let all = store.list_sizes("").await?;
-    let mut max_epoch = all
-        .iter()
-        .filter_map(|(o, _)| epoch_of(o))
-        .max()
-        .unwrap_or(0);
-    let listed: BTreeMap<String, u64> = all
-        .into_iter()
-        .filter(|(o, _)| !o.starts_with(&format!("{QUARANTINE}/")))
-        .collect();
-    if !listed.contains_key(layout::JOB) && listed.is_empty() {
-        return Err(CheckError::NoJob {
-            location: store.location().to_string(),
-        });
-    }
+    let (listed, mut max_epoch) = listing(store).await?;
     let records: Vec<&String> = listed.keys().filter(|o| is_record(o)).collect();
     let outputs: Vec<&String> = listed.keys().filter(|o| is_output(o)).collect();
-    let done_objects = AtomicU64::new(0);
-    let done_bytes = AtomicU64::new(0);
-    let total = CheckProgress {
-        objects_total: (records.len() + outputs.len()) as u64,
-        bytes_total: records
-            .iter()
-            .chain(&outputs)
-            .map(|o| listed[o.as_str()])
-            .sum(),
-        ..CheckProgress::default()
-    };
-    let tick = |bytes: u64, objects: u64| {
-        let o = done_objects.fetch_add(objects, Ordering::Relaxed) + objects;
-        let b = done_bytes.fetch_add(bytes, Ordering::Relaxed) + bytes;
-        progress(CheckProgress {
-            objects: o,
-            bytes: b,
-            ..total
-        });
-    };
+    let tally = Tally::new(&listed, &records, &outputs, progress);
+    let tick = |bytes: u64, objects: u64| tally.tick(bytes, objects);
 
     // Records first: the commit records say what every chunk must be.
-    let mut rejected: Vec<Rejected> = Vec::new();
-    let mut commits: BTreeMap<String, TaskOutput> = BTreeMap::new();
-    let mut summary: Option<SolvedSummary> = None;
-    let mut game = None;
-    let mut version: Option<u16> = None;
-    if !listed.contains_key(layout::JOB) {
-        rejected.push(Rejected {
-            object: layout::JOB.into(),
-            reason: "missing: the store holds objects but no job manifest".into(),
-        });
-    }
-    let read_records = futures::stream::iter(records.iter().map(|object| async move {
-        let got = store.get(object).await;
-        (object.as_str(), got)
-    }))
-    .buffer_unordered(concurrency);
-    futures::pin_mut!(read_records);
-    while let Some((object, got)) = read_records.next().await {
-        let bytes = match got {
-            Ok(Some(b)) => b,
-            Ok(None) => continue, // deleted since the listing (a live job)
-            Err(e) => {
-                rejected.push(Rejected {
-                    object: object.into(),
-                    reason: format!("cannot read: {e}"),
-                });
-                continue;
-            }
-        };
-        tick(bytes.len() as u64, 1);
-        let reject = |reason: String| Rejected {
-            object: object.to_string(),
-            reason,
-        };
-        if object == layout::JOB {
-            match record::manifest(&bytes) {
-                Ok(m) => game = Some(m.job.game.name()),
-                Err(ManifestError::Version { found }) => version = Some(found),
-                Err(ManifestError::Damaged(reason)) => rejected.push(reject(reason)),
-            }
-        } else if let Some(key) = commit_key(object) {
-            match parse_record::<TaskOutput>(object, &bytes) {
-                Ok(out) => {
-                    commits.insert(key.to_string(), out);
-                }
-                Err(e) => rejected.push(reject(reason_of(e))),
-            }
-        } else if object == layout::SUMMARY {
-            match parse_record::<SolvedSummary>(object, &bytes) {
-                Ok(s) => summary = Some(s),
-                Err(e) => rejected.push(reject(reason_of(e))),
-            }
-        } else if layout::layer_index_sum(object).is_some() {
-            if let Err(e) = parse_record::<LayerIndex>(object, &bytes) {
-                rejected.push(reject(reason_of(e)));
-            }
-        } else if let Err(e) = parse_record::<serde_json::Value>(object, &bytes) {
-            rejected.push(reject(reason_of(e)));
-        }
-    }
-    if let Some(found) = version {
+    let read = RecordsRead::read(store, &listed, &records, concurrency, &tick).await;
+    if let Some(found) = read.version {
         return Err(CheckError::Version {
             location: store.location().to_string(),
             found,
         });
     }
-
+    let RecordsRead {
+        mut rejected,
+        commits,
+        summary,
+        game,
+        ..
+    } = read;
     for out in commits.values() {
         for object in layout::outputs_of(out) {
             max_epoch = max_epoch.max(epoch_of(&object).unwrap_or(0));
@@ -252,6 +167,191 @@ pub async fn check_store(
             .buffer_unordered(concurrency)
             .collect::<Vec<UnitResult>>()
             .await;
+    let totals = solved_totals(results, summary.as_ref(), &mut rejected);
+    rejected.sort();
+    rejected.dedup();
+    Ok(CheckReport {
+        game,
+        objects: tally.objects.load(Ordering::Relaxed),
+        bytes: tally.bytes.load(Ordering::Relaxed),
+        seconds: t0.elapsed().as_secs_f64(),
+        committed_tasks: commits.len() as u64,
+        unreferenced,
+        solved: summary.is_some(),
+        totals,
+        rejected,
+        max_epoch,
+    })
+}
+
+/// The store's objects with their sizes, less those in quarantine, and the
+/// latest epoch any object carries (quarantine included). Refused when the
+/// store holds nothing.
+async fn listing(store: &Store) -> Result<(BTreeMap<String, u64>, u32), CheckError> {
+    let all = store.list_sizes("").await?;
+    let max_epoch = all
+        .iter()
+        .filter_map(|(o, _)| epoch_of(o))
+        .max()
+        .unwrap_or(0);
+    let listed: BTreeMap<String, u64> = all
+        .into_iter()
+        .filter(|(o, _)| !o.starts_with(&format!("{QUARANTINE}/")))
+        .collect();
+    if !listed.contains_key(layout::JOB) && listed.is_empty() {
+        return Err(CheckError::NoJob {
+            location: store.location().to_string(),
+        });
+    }
+    Ok((listed, max_epoch))
+}
+
+/// The objects and bytes read so far, reported to the caller's `progress`.
+struct Tally<'a> {
+    objects: AtomicU64,
+    bytes: AtomicU64,
+    /// The totals to read.
+    total: CheckProgress,
+    progress: &'a (dyn Fn(CheckProgress) + Sync),
+}
+
+impl<'a> Tally<'a> {
+    /// Nothing read yet, of the `records` and `outputs` in `listed`.
+    fn new(
+        listed: &BTreeMap<String, u64>,
+        records: &[&String],
+        outputs: &[&String],
+        progress: &'a (dyn Fn(CheckProgress) + Sync),
+    ) -> Tally<'a> {
+        let total = CheckProgress {
+            objects_total: (records.len() + outputs.len()) as u64,
+            bytes_total: records
+                .iter()
+                .chain(outputs)
+                .map(|o| listed[o.as_str()])
+                .sum(),
+            ..CheckProgress::default()
+        };
+        Tally {
+            objects: AtomicU64::new(0),
+            bytes: AtomicU64::new(0),
+            total,
+            progress,
+        }
+    }
+
+    /// Count `bytes` in `objects` more objects read, and say so.
+    fn tick(&self, bytes: u64, objects: u64) {
+        let o = self.objects.fetch_add(objects, Ordering::Relaxed) + objects;
+        let b = self.bytes.fetch_add(bytes, Ordering::Relaxed) + bytes;
+        (self.progress)(CheckProgress {
+            objects: o,
+            bytes: b,
+            ..self.total
+        });
+    }
+}
+
+/// What the store's records say, and those that are damaged.
+struct RecordsRead {
+    rejected: Vec<Rejected>,
+    /// Readable commit records, by task key.
+    commits: BTreeMap<String, TaskOutput>,
+    summary: Option<SolvedSummary>,
+    /// The game, when `job.json` is readable.
+    game: Option<String>,
+    /// Another format version, when `job.json` is of one.
+    version: Option<u16>,
+}
+
+impl RecordsRead {
+    /// Read every one of `records`, at most `concurrency` at once.
+    async fn read(
+        store: &Store,
+        listed: &BTreeMap<String, u64>,
+        records: &[&String],
+        concurrency: usize,
+        tick: &(dyn Fn(u64, u64) + Sync),
+    ) -> RecordsRead {
+        let mut read = RecordsRead {
+            rejected: Vec::new(),
+            commits: BTreeMap::new(),
+            summary: None,
+            game: None,
+            version: None,
+        };
+        if !listed.contains_key(layout::JOB) {
+            read.rejected.push(Rejected {
+                object: layout::JOB.into(),
+                reason: "missing: the store holds objects but no job manifest".into(),
+            });
+        }
+        let read_records = futures::stream::iter(records.iter().map(|object| async move {
+            let got = store.get(object).await;
+            (object.as_str(), got)
+        }))
+        .buffer_unordered(concurrency);
+        futures::pin_mut!(read_records);
+        while let Some((object, got)) = read_records.next().await {
+            let bytes = match got {
+                Ok(Some(b)) => b,
+                Ok(None) => continue, // deleted since the listing (a live job)
+                Err(e) => {
+                    read.rejected.push(Rejected {
+                        object: object.into(),
+                        reason: format!("cannot read: {e}"),
+                    });
+                    continue;
+                }
+            };
+            tick(bytes.len() as u64, 1);
+            read.file(object, &bytes);
+        }
+        read
+    }
+
+    /// Take in the record `object` read as `bytes`, by its kind.
+    fn file(&mut self, object: &str, bytes: &[u8]) {
+        let reject = |reason: String| Rejected {
+            object: object.to_string(),
+            reason,
+        };
+        if object == layout::JOB {
+            match record::manifest(bytes) {
+                Ok(m) => self.game = Some(m.job.game.name()),
+                Err(ManifestError::Version { found }) => self.version = Some(found),
+                Err(ManifestError::Damaged(reason)) => self.rejected.push(reject(reason)),
+            }
+        } else if let Some(key) = commit_key(object) {
+            match parse_record::<TaskOutput>(object, bytes) {
+                Ok(out) => {
+                    self.commits.insert(key.to_string(), out);
+                }
+                Err(e) => self.rejected.push(reject(reason_of(e))),
+            }
+        } else if object == layout::SUMMARY {
+            match parse_record::<SolvedSummary>(object, bytes) {
+                Ok(s) => self.summary = Some(s),
+                Err(e) => self.rejected.push(reject(reason_of(e))),
+            }
+        } else if layout::layer_index_sum(object).is_some() {
+            if let Err(e) = parse_record::<LayerIndex>(object, bytes) {
+                self.rejected.push(reject(reason_of(e)));
+            }
+        } else if let Err(e) = parse_record::<serde_json::Value>(object, bytes) {
+            self.rejected.push(reject(reason_of(e)));
+        }
+    }
+}
+
+/// Add up the solved chunks of `results`, taking in their rejections; the
+/// totals, when the store is solved and every chunk read back whole (a
+/// summary they do not add up to is rejected).
+fn solved_totals(
+    results: Vec<UnitResult>,
+    summary: Option<&SolvedSummary>,
+    rejected: &mut Vec<Rejected>,
+) -> Option<SolvedTotals> {
     let mut solved_chunks = 0u64;
     let mut states = 0u64;
     let mut digest = 0u64;
@@ -265,13 +365,13 @@ pub async fn check_store(
             digest = digest.wrapping_add(d);
         }
     }
-    let totals = summary.as_ref().filter(|_| all_read).map(|s| SolvedTotals {
+    let totals = summary.filter(|_| all_read).map(|s| SolvedTotals {
         chunks: solved_chunks,
         states,
         digest: format!("{digest:016x}"),
         layers: s.layers.len(),
     });
-    if let (Some(s), Some(t)) = (&summary, &totals) {
+    if let (Some(s), Some(t)) = (summary, &totals) {
         if s.states != t.states || s.digest != t.digest {
             rejected.push(Rejected {
                 object: layout::SUMMARY.into(),
@@ -282,18 +382,5 @@ pub async fn check_store(
             });
         }
     }
-    rejected.sort();
-    rejected.dedup();
-    Ok(CheckReport {
-        game,
-        objects: done_objects.load(Ordering::Relaxed),
-        bytes: done_bytes.load(Ordering::Relaxed),
-        seconds: t0.elapsed().as_secs_f64(),
-        committed_tasks: commits.len() as u64,
-        unreferenced,
-        solved: summary.is_some(),
-        totals,
-        rejected,
-        max_epoch,
-    })
+    totals
 }

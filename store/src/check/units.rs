@@ -1,46 +1,16 @@
-//! What `check` reads, unit by unit: the plan of units (every committed
-//! chunk and bundle, then every other output) and the reading of one unit:
-//! each chunk's header and checksums, and for a solved chunk its decoded
-//! contents and result digest.
+//! What `check` reads, unit by unit (as the plan lists them): each
+//! chunk's header and checksums, and for a solved chunk its decoded contents
+//! and result digest.
 
-use std::collections::{BTreeMap, BTreeSet};
-
+use bytes::Bytes;
 use solve2048_core::formats::chunk::{self, ChunkHeader, ChunkKind, FormatError, HEADER_LEN};
-use solve2048_core::task::{result_digest, ChunkRef, SolvedRef, TaskOutput};
+use solve2048_core::task::{result_digest, ChunkRef, SolvedRef};
 
 use crate::layout;
 use crate::{Store, StoreError};
 
+use super::plan::{Section, Unit};
 use super::rejected::Rejected;
-
-/// A committed chunk to read, with what names it.
-pub(super) enum Unit {
-    /// States, values and policy of a solved chunk.
-    Solved {
-        solved: SolvedRef,
-        digest: u64,
-        commit: String,
-    },
-    /// States of a chunk not solved yet.
-    States { chunk: ChunkRef, commit: String },
-    /// A bundle whose sections commit records name.
-    Bundle {
-        object: String,
-        sections: Vec<Section>,
-    },
-    /// An object no record names: its own checksums only.
-    Unreferenced { object: String },
-}
-
-/// A chunk at a byte range of a bundle, as a commit record names it.
-pub(super) struct Section {
-    kind: ChunkKind,
-    offset: u64,
-    len: u64,
-    count: u64,
-    checksum: u64,
-    commit: String,
-}
 
 /// What reading one unit gave.
 #[derive(Default)]
@@ -78,174 +48,9 @@ pub(super) fn is_record(object: &str) -> bool {
             || object.starts_with("layers/"))
 }
 
-/// Whether `object` is a task output (a chunk or a bundle).
-pub(super) fn is_output(object: &str) -> bool {
-    layout::OUTPUT_PREFIXES
-        .iter()
-        .any(|p| object.starts_with(p) && object[p.len()..].starts_with('/'))
-        && [".chunk", ".runs", ".reqs", ".resps"]
-            .iter()
-            .any(|ext| object.ends_with(ext))
-}
-
 /// The task key of a commit record's name.
 pub(super) fn commit_key(object: &str) -> Option<&str> {
     object.strip_prefix("commits/")?.strip_suffix(".json")
-}
-
-/// The units to read: every committed chunk and bundle, then every other
-/// output. Committed chunks that are not in the store are rejected here.
-pub(super) fn plan_units(
-    commits: &BTreeMap<String, TaskOutput>,
-    listed: &BTreeMap<String, u64>,
-    rejected: &mut Vec<Rejected>,
-) -> Vec<Unit> {
-    let mut units = Vec::new();
-    let mut named: BTreeSet<String> = BTreeSet::new();
-    let mut bundles: BTreeMap<String, Vec<Section>> = BTreeMap::new();
-    let mut solved_states: BTreeSet<String> = BTreeSet::new();
-    for out in commits.values() {
-        if let TaskOutput::Solved { solved, .. } = out {
-            solved_states.insert(layout::states_of(&solved.chunk));
-        }
-    }
-    let mut missing = |object: String, commit: &str| {
-        if !listed.contains_key(&object) {
-            rejected.push(Rejected {
-                object,
-                reason: format!("missing; named by {}", layout::commit(commit)),
-            });
-            false
-        } else {
-            true
-        }
-    };
-    for (key, out) in commits {
-        let mut section = |object: &String, kind, offset, len, count, checksum| {
-            bundles.entry(object.clone()).or_default().push(Section {
-                kind,
-                offset,
-                len,
-                count,
-                checksum,
-                commit: key.clone(),
-            });
-        };
-        // Every blob of every run (a framed run's frames, each on its own).
-        if let TaskOutput::Runs(runs) | TaskOutput::Enumerated { runs, .. } = out {
-            for r in runs {
-                for b in r.blobs() {
-                    section(
-                        &r.object,
-                        ChunkKind::Run,
-                        b.offset,
-                        b.len,
-                        b.count,
-                        b.checksum,
-                    );
-                }
-            }
-        }
-        match out {
-            TaskOutput::Solved { solved, digest, .. } => {
-                let objects = [
-                    layout::states_of(&solved.chunk),
-                    layout::values_of(solved),
-                    layout::policy_of(solved),
-                ];
-                let mut all = true;
-                for o in &objects {
-                    all &= missing(o.clone(), key);
-                    named.insert(o.clone());
-                }
-                if all {
-                    units.push(Unit::Solved {
-                        solved: *solved,
-                        digest: *digest,
-                        commit: key.clone(),
-                    });
-                }
-            }
-            TaskOutput::Chunks(chunks) => {
-                for c in chunks {
-                    let object = layout::states_of(c);
-                    named.insert(object.clone());
-                    if missing(object.clone(), key) && !solved_states.contains(&object) {
-                        units.push(Unit::States {
-                            chunk: *c,
-                            commit: key.clone(),
-                        });
-                    }
-                }
-            }
-            // Their runs are filed above.
-            TaskOutput::Runs(_) => {}
-            TaskOutput::Enumerated {
-                requests, pushes, ..
-            } => {
-                for r in requests {
-                    section(
-                        &r.object,
-                        ChunkKind::Requests,
-                        r.offset,
-                        r.len,
-                        r.count,
-                        r.checksum,
-                    );
-                }
-                for p in pushes {
-                    section(
-                        &p.object,
-                        ChunkKind::Pushes,
-                        p.offset,
-                        p.len,
-                        p.count,
-                        p.checksum,
-                    );
-                }
-            }
-            TaskOutput::Requests(requests) => {
-                for r in requests {
-                    section(
-                        &r.object,
-                        ChunkKind::Requests,
-                        r.offset,
-                        r.len,
-                        r.count,
-                        r.checksum,
-                    );
-                }
-            }
-            TaskOutput::Responses(responses) => {
-                for r in responses {
-                    section(
-                        &r.object,
-                        ChunkKind::Responses,
-                        r.offset,
-                        r.len,
-                        r.count,
-                        r.checksum,
-                    );
-                }
-            }
-            TaskOutput::StartValue(_) => {}
-        }
-    }
-    for (object, sections) in bundles {
-        // A bundle is deleted once the stages that read it are committed.
-        if listed.contains_key(&object) {
-            named.insert(object.clone());
-            units.push(Unit::Bundle { object, sections });
-        }
-    }
-    for object in listed.keys().filter(|o| is_output(o)) {
-        if !named.contains(object) {
-            units.push(Unit::Unreferenced {
-                object: object.clone(),
-            });
-        }
-    }
-    units
 }
 
 /// Read one unit and check it.
@@ -254,172 +59,197 @@ pub(super) async fn check_unit(
     unit: Unit,
     tick: &(dyn Fn(u64, u64) + Sync),
 ) -> UnitResult {
-    let mut out = UnitResult::default();
-    let read = |object: String| async move {
-        let got = store.get(&object).await;
-        if let Ok(Some(b)) = &got {
-            tick(b.len() as u64, 1);
-        }
-        (object, got)
-    };
-    let fetch = |object: String| async {
-        match read(object).await {
-            (_, Ok(Some(b))) => Ok(b),
-            (object, Ok(None)) => Err(Rejected {
-                reason: "missing (deleted while it was checked?)".into(),
-                object,
-            }),
-            (object, Err(e)) => Err(Rejected {
-                reason: format!("cannot read: {e}"),
-                object,
-            }),
-        }
-    };
-    match unit {
+    let (object, checked) = match unit {
         Unit::Solved {
             solved,
             digest,
             commit,
-        } => {
-            let objects = [
-                layout::states_of(&solved.chunk),
-                layout::values_of(&solved),
-                layout::policy_of(&solved),
-            ];
-            let expect = [
-                (ChunkKind::States, solved.chunk.checksum),
-                (ChunkKind::Values, solved.values_checksum),
-                (ChunkKind::Policy, solved.policy_checksum),
-            ];
-            let got = futures::future::join_all(objects.iter().cloned().map(fetch)).await;
-            let mut bytes = Vec::new();
-            for ((object, g), (kind, checksum)) in objects.iter().zip(got).zip(expect) {
-                match g.and_then(|b| {
-                    named_chunk(&b, kind, &solved.chunk, checksum, &commit)
-                        .map(|()| b)
-                        .map_err(|reason| Rejected {
-                            object: object.clone(),
-                            reason,
-                        })
-                }) {
-                    Ok(b) => bytes.push(b),
-                    Err(r) => out.rejected.push(r),
-                }
-            }
-            if out.rejected.is_empty() {
-                let decoded = tokio::task::spawn_blocking(move || {
-                    let h = |b: &[u8]| ChunkHeader::read(b).map(|(h, _)| h);
-                    let states = h(&bytes[0])
-                        .and_then(|h| chunk::decode_keys(&bytes[0], &h))
-                        .map_err(|e| (0, e))?;
-                    let values = h(&bytes[1])
-                        .and_then(|h| chunk::decode_values(&bytes[1], &h))
-                        .map_err(|e| (1, e))?;
-                    let policy = h(&bytes[2])
-                        .and_then(|h| chunk::decode_policy(&bytes[2], &h))
-                        .map_err(|e| (2, e))?;
-                    Ok::<_, (usize, FormatError)>((
-                        states.len() as u64,
-                        result_digest(&states, &values, &policy),
-                    ))
-                })
-                .await;
-                match decoded {
-                    Ok(Ok((states, d))) if d == digest => out.solved = Some((states, d)),
-                    Ok(Ok(_)) => out.rejected.push(Rejected {
-                        object: layout::commit(&commit),
-                        reason: format!(
-                            "its result digest differs from that of {}, {} and {}",
-                            objects[0], objects[1], objects[2]
-                        ),
-                    }),
-                    Ok(Err((i, e))) => out.rejected.push(Rejected {
-                        object: objects[i].clone(),
-                        reason: e.to_string(),
-                    }),
-                    Err(_) => out.rejected.push(Rejected {
-                        object: objects[0].clone(),
-                        reason: "decoding panicked".into(),
-                    }),
-                }
-            }
-        }
+        } => return check_solved(store, tick, solved, digest, commit).await,
         Unit::States { chunk: c, commit } => {
             let object = layout::states_of(&c);
-            match fetch(object.clone()).await {
-                Err(r) => out.rejected.push(r),
-                Ok(b) => {
-                    let checked = named_chunk(&b, ChunkKind::States, &c, c.checksum, &commit)
-                        .and_then(|()| {
-                            let (h, _) = ChunkHeader::read(&b).map_err(|e| e.to_string())?;
-                            chunk::decode_keys(&b, &h)
-                                .map(|_| ())
-                                .map_err(|e| e.to_string())
-                        });
-                    if let Err(reason) = checked {
-                        out.rejected.push(Rejected { object, reason });
-                    }
-                }
-            }
+            let got = fetch(store, object.clone(), tick).await;
+            (object, got.map(|b| check_states(&b, &c, &commit)))
         }
-        Unit::Bundle { object, sections } => match fetch(object.clone()).await {
-            Err(r) => out.rejected.push(r),
-            Ok(b) => {
-                let mut bad = walk_bundle(&b).err();
-                for s in &sections {
-                    if bad.is_some() {
-                        break;
-                    }
-                    let end = s.offset.saturating_add(s.len);
-                    if end > b.len() as u64 {
-                        bad = Some(format!(
-                            "bytes {}..{end} named by {} lie past its end ({} bytes)",
-                            s.offset,
-                            layout::commit(&s.commit),
-                            b.len()
-                        ));
-                        break;
-                    }
-                    let blob = &b[s.offset as usize..end as usize];
-                    bad = match ChunkHeader::read(blob) {
-                        Err(e) => Some(format!("bytes {}..{end}: {e}", s.offset)),
-                        Ok((h, _)) if h.kind != s.kind || h.count != s.count => Some(format!(
-                            "bytes {}..{end} hold {:?} of {} elements, but {} names {:?} of {}",
-                            s.offset,
-                            h.kind,
-                            h.count,
-                            layout::commit(&s.commit),
-                            s.kind,
-                            s.count
-                        )),
-                        Ok(_) if chunk::file_checksum(blob) != s.checksum => Some(format!(
-                            "bytes {}..{end} are not the ones {} names (checksum)",
-                            s.offset,
-                            layout::commit(&s.commit)
-                        )),
-                        Ok(_) => None,
-                    };
-                }
-                if let Some(reason) = bad {
-                    out.rejected.push(Rejected { object, reason });
-                }
-            }
-        },
-        Unit::Unreferenced { object } => match fetch(object.clone()).await {
-            Err(r) => out.rejected.push(r),
-            Ok(b) => {
-                let checked = if object.ends_with(".chunk") {
-                    ChunkHeader::read(&b).map(|_| ()).map_err(|e| e.to_string())
-                } else {
-                    walk_bundle(&b)
-                };
-                if let Err(reason) = checked {
-                    out.rejected.push(Rejected { object, reason });
-                }
-            }
-        },
+        Unit::Bundle { object, sections } => {
+            let got = fetch(store, object.clone(), tick).await;
+            (object, got.map(|b| check_bundle(&b, &sections)))
+        }
+        Unit::Unreferenced { object } => {
+            let got = fetch(store, object.clone(), tick).await;
+            let checked = got.map(|b| check_unreferenced(&object, &b));
+            (object, checked)
+        }
+    };
+    let mut out = UnitResult::default();
+    match checked {
+        Err(r) => out.rejected.push(r),
+        Ok(Err(reason)) => out.rejected.push(Rejected { object, reason }),
+        Ok(Ok(())) => {}
     }
     out
+}
+
+/// Read `object`, counting its bytes; rejected when it cannot be read or
+/// is gone.
+async fn fetch(
+    store: &Store,
+    object: String,
+    tick: &(dyn Fn(u64, u64) + Sync),
+) -> Result<Bytes, Rejected> {
+    match store.get(&object).await {
+        Ok(Some(b)) => {
+            tick(b.len() as u64, 1);
+            Ok(b)
+        }
+        Ok(None) => Err(Rejected {
+            reason: "missing (deleted while it was checked?)".into(),
+            object,
+        }),
+        Err(e) => Err(Rejected {
+            reason: format!("cannot read: {e}"),
+            object,
+        }),
+    }
+}
+
+/// Read a solved chunk's states, values and policy, check each is the one
+/// its commit record names, then decode them and compare their result digest
+/// with the record's.
+async fn check_solved(
+    store: &Store,
+    tick: &(dyn Fn(u64, u64) + Sync),
+    solved: SolvedRef,
+    digest: u64,
+    commit: String,
+) -> UnitResult {
+    let mut out = UnitResult::default();
+    let objects = [
+        layout::states_of(&solved.chunk),
+        layout::values_of(&solved),
+        layout::policy_of(&solved),
+    ];
+    let expect = [
+        (ChunkKind::States, solved.chunk.checksum),
+        (ChunkKind::Values, solved.values_checksum),
+        (ChunkKind::Policy, solved.policy_checksum),
+    ];
+    let reads = objects.iter().map(|o| fetch(store, o.clone(), tick));
+    let got = futures::future::join_all(reads).await;
+    let mut bytes = Vec::new();
+    for ((object, g), (kind, checksum)) in objects.iter().zip(got).zip(expect) {
+        match g.and_then(|b| {
+            named_chunk(&b, kind, &solved.chunk, checksum, &commit)
+                .map(|()| b)
+                .map_err(|reason| Rejected {
+                    object: object.clone(),
+                    reason,
+                })
+        }) {
+            Ok(b) => bytes.push(b),
+            Err(r) => out.rejected.push(r),
+        }
+    }
+    if out.rejected.is_empty() {
+        let decoded = tokio::task::spawn_blocking(move || decode_solved(&bytes)).await;
+        match decoded {
+            Ok(Ok((states, d))) if d == digest => out.solved = Some((states, d)),
+            Ok(Ok(_)) => out.rejected.push(Rejected {
+                object: layout::commit(&commit),
+                reason: format!(
+                    "its result digest differs from that of {}, {} and {}",
+                    objects[0], objects[1], objects[2]
+                ),
+            }),
+            Ok(Err((i, e))) => out.rejected.push(Rejected {
+                object: objects[i].clone(),
+                reason: e.to_string(),
+            }),
+            Err(_) => out.rejected.push(Rejected {
+                object: objects[0].clone(),
+                reason: "decoding panicked".into(),
+            }),
+        }
+    }
+    out
+}
+
+/// Decode a solved chunk's states, values and policy: (states, result
+/// digest), or which of the three does not decode, and why.
+fn decode_solved(bytes: &[Bytes]) -> Result<(u64, u64), (usize, FormatError)> {
+    let h = |b: &[u8]| ChunkHeader::read(b).map(|(h, _)| h);
+    let states = h(&bytes[0])
+        .and_then(|h| chunk::decode_keys(&bytes[0], &h))
+        .map_err(|e| (0, e))?;
+    let values = h(&bytes[1])
+        .and_then(|h| chunk::decode_values(&bytes[1], &h))
+        .map_err(|e| (1, e))?;
+    let policy = h(&bytes[2])
+        .and_then(|h| chunk::decode_policy(&bytes[2], &h))
+        .map_err(|e| (2, e))?;
+    Ok((
+        states.len() as u64,
+        result_digest(&states, &values, &policy),
+    ))
+}
+
+/// Check a chunk of states not solved yet: the one its commit record names,
+/// and its states decode.
+fn check_states(b: &[u8], c: &ChunkRef, commit: &str) -> Result<(), String> {
+    named_chunk(b, ChunkKind::States, c, c.checksum, commit)?;
+    let (h, _) = ChunkHeader::read(b).map_err(|e| e.to_string())?;
+    chunk::decode_keys(b, &h)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
+/// Check a bundle: every chunk by its own checksums, then each section at
+/// the range its commit record names.
+fn check_bundle(b: &[u8], sections: &[Section]) -> Result<(), String> {
+    walk_bundle(b)?;
+    for s in sections {
+        let end = s.offset.saturating_add(s.len);
+        if end > b.len() as u64 {
+            return Err(format!(
+                "bytes {}..{end} named by {} lie past its end ({} bytes)",
+                s.offset,
+                layout::commit(&s.commit),
+                b.len()
+            ));
+        }
+        let blob = &b[s.offset as usize..end as usize];
+        match ChunkHeader::read(blob) {
+            Err(e) => return Err(format!("bytes {}..{end}: {e}", s.offset)),
+            Ok((h, _)) if h.kind != s.kind || h.count != s.count => {
+                return Err(format!(
+                    "bytes {}..{end} hold {:?} of {} elements, but {} names {:?} of {}",
+                    s.offset,
+                    h.kind,
+                    h.count,
+                    layout::commit(&s.commit),
+                    s.kind,
+                    s.count
+                ))
+            }
+            Ok(_) if chunk::file_checksum(blob) != s.checksum => {
+                return Err(format!(
+                    "bytes {}..{end} are not the ones {} names (checksum)",
+                    s.offset,
+                    layout::commit(&s.commit)
+                ))
+            }
+            Ok(_) => {}
+        }
+    }
+    Ok(())
+}
+
+/// Check an output no record names: a chunk's header, or a bundle's chunks.
+fn check_unreferenced(object: &str, b: &[u8]) -> Result<(), String> {
+    if object.ends_with(".chunk") {
+        ChunkHeader::read(b).map(|_| ()).map_err(|e| e.to_string())
+    } else {
+        walk_bundle(b)
+    }
 }
 
 /// Check that chunk bytes are the ones a commit record names: checksums,
