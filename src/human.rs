@@ -3,6 +3,8 @@
 
 use std::io::Write;
 
+use crate::advice;
+
 /// Bytes in a GiB.
 pub const GIB: f64 = (1u64 << 30) as f64;
 
@@ -39,16 +41,22 @@ pub fn eta(secs: Option<f64>) -> String {
 
 /// An error and its causes on one line, each cause once: a cause whose text
 /// its parent's message already ends with (thiserror messages that quote
-/// their source) is not repeated.
+/// their source) is not repeated. Each is in the command line's words
+/// ([`advice::message`]), and what to do about it follows
+/// ([`advice::hint`]).
 pub fn error_chain(e: &anyhow::Error) -> String {
-    let mut out = e.to_string();
-    for cause in e.chain().skip(1) {
-        let c = cause.to_string();
-        if !out.contains(&c) {
+    let words = |c: &(dyn std::error::Error + 'static)| advice::message(c).unwrap_or(c.to_string());
+    let mut out = String::new();
+    for cause in e.chain() {
+        let c = words(cause);
+        if out.is_empty() {
+            out = c;
+        } else if !out.contains(&c) {
             out.push_str(": ");
             out.push_str(&c);
         }
     }
+    out.extend(e.chain().find_map(advice::hint));
     out
 }
 
@@ -120,5 +128,27 @@ mod chain_tests {
         );
         let e = anyhow::Error::new(std::io::Error::other("disk full")).context("writing a.json");
         assert_eq!(error_chain(&e), "writing a.json: disk full");
+    }
+
+    /// The libraries' errors name no flags: the chain says them, and what
+    /// mends the error follows it.
+    #[test]
+    fn flags_and_hints_are_the_command_lines() {
+        use solve2048_coordinator::CoordinatorError;
+        use solve2048_worker::budget::BudgetError;
+        let e = anyhow::Error::new(BudgetError::NotPositive { gib: 0.0 });
+        assert_eq!(error_chain(&e), "--memory 0 must be more than 0 GiB");
+        let damaged = CoordinatorError::StoreDamaged {
+            location: "s".into(),
+            error: "rejected x.chunk: payload checksum mismatch".into(),
+        };
+        assert!(!damaged.to_string().contains("--"), "{damaged}");
+        let e = anyhow::Error::new(damaged).context("solving 3x3-to-64");
+        assert_eq!(
+            error_chain(&e),
+            "solving 3x3-to-64: store s is damaged: rejected x.chunk: payload checksum mismatch\n\
+             `solve2048 verify --store s` lists every damaged object; rerun this same command \
+             with --repair to set them aside in quarantine/ and redo the tasks that wrote them"
+        );
     }
 }

@@ -2,6 +2,7 @@
 //! arguments, sets up logging and runs one command (`commands/`, one file
 //! each).
 
+mod advice;
 mod args;
 mod commands;
 mod embedded;

@@ -19,7 +19,7 @@ use solve2048_store::{layout, Store, StoreError};
 #[derive(Debug, thiserror::Error)]
 pub enum CoordinatorError {
     /// The store holds another job.
-    #[error("store {location} holds a different job ({found}); requested {requested}. Use another --store, or the same settings to resume")]
+    #[error("store {location} holds a different job ({found}); requested {requested}")]
     ForeignJob {
         /// Store location.
         location: String,
@@ -48,7 +48,7 @@ pub enum CoordinatorError {
         reason: String,
     },
     /// Another coordinator runs this job.
-    #[error("store {location} is in use by a running coordinator ({holder}, renewed {age_seconds:.1} s ago); stop it, or pass --take-over to replace it deliberately")]
+    #[error("store {location} is in use by a running coordinator ({holder}, renewed {age_seconds:.1} s ago)")]
     Locked {
         /// Store location.
         location: String,
@@ -100,8 +100,8 @@ pub enum CoordinatorError {
         /// Why.
         reason: String,
     },
-    /// The store is damaged; says how to repair it.
-    #[error("store {location} is damaged: {error}\n`solve2048 verify --store {location}` lists every damaged object; rerun this same command with --repair to set them aside in quarantine/ and redo the tasks that wrote them")]
+    /// The store is damaged (a repair sets the damage aside).
+    #[error("store {location} is damaged: {error}")]
     StoreDamaged {
         /// Store location.
         location: String,

@@ -10,17 +10,20 @@ use solve2048_core::task::footprint;
 #[derive(Debug, thiserror::Error)]
 pub enum BudgetError {
     /// A memory of 0 GiB or less, or not a number.
-    #[error("--memory {gib} must be more than 0 GiB")]
+    #[error("a memory of {gib} GiB: it must be more than 0 GiB")]
     NotPositive {
         /// The GiB given.
         gib: f64,
     },
     /// No memory given, and the machine's cannot be read.
-    #[error("cannot tell this machine's memory: pass --memory GiB")]
+    #[error("cannot tell this machine's memory; give the memory to use")]
     UnknownMachine,
     /// The memory does not exceed what the process itself holds.
-    #[error("--memory must leave room for the process itself ({} MiB)", footprint::PROCESS_BYTES >> 20)]
-    NoRoomForProcess,
+    #[error("the memory must leave room for the process itself ({process_mib} MiB)")]
+    NoRoomForProcess {
+        /// What the process itself holds, MiB.
+        process_mib: u64,
+    },
 }
 
 /// The bytes the tasks of a worker that may use `memory_gib` GiB in all
@@ -39,7 +42,9 @@ pub fn task_budget(memory_gib: Option<f64>) -> Result<u64, BudgetError> {
     total
         .checked_sub(footprint::PROCESS_BYTES)
         .filter(|&left| left > 0)
-        .ok_or(BudgetError::NoRoomForProcess)
+        .ok_or(BudgetError::NoRoomForProcess {
+            process_mib: footprint::PROCESS_BYTES >> 20,
+        })
 }
 
 /// The memory a worker uses in all by default on a machine of `machine`
@@ -93,7 +98,7 @@ mod tests {
         assert_eq!(
             task_budget(Some(process_gib)).unwrap_err().to_string(),
             format!(
-                "--memory must leave room for the process itself ({} MiB)",
+                "the memory must leave room for the process itself ({} MiB)",
                 footprint::PROCESS_BYTES >> 20
             )
         );

@@ -1,0 +1,41 @@
+//! The command line's words for the library crates' errors. The libraries
+//! state what went wrong in their own terms; the flags and commands that
+//! mend it are this binary's, so it words them here, by error variant.
+
+use std::error::Error;
+
+use solve2048_coordinator::CoordinatorError;
+use solve2048_worker::budget::BudgetError;
+
+/// `cause`'s message in the command line's words, where they differ from
+/// its own: the flag it is about named.
+pub fn message(cause: &(dyn Error + 'static)) -> Option<String> {
+    let budget = cause.downcast_ref::<BudgetError>()?;
+    Some(match budget {
+        BudgetError::NotPositive { gib } => format!("--memory {gib} must be more than 0 GiB"),
+        BudgetError::UnknownMachine => {
+            "cannot tell this machine's memory: pass --memory GiB".into()
+        }
+        BudgetError::NoRoomForProcess { process_mib } => {
+            format!("--memory must leave room for the process itself ({process_mib} MiB)")
+        }
+    })
+}
+
+/// What to do about `cause`, to follow the whole error chain.
+pub fn hint(cause: &(dyn Error + 'static)) -> Option<String> {
+    Some(match cause.downcast_ref::<CoordinatorError>()? {
+        CoordinatorError::ForeignJob { .. } => {
+            ". Use another --store, or the same settings to resume".into()
+        }
+        CoordinatorError::Locked { .. } => {
+            "; stop it, or pass --take-over to replace it deliberately".into()
+        }
+        CoordinatorError::StoreDamaged { location, .. } => format!(
+            "\n`solve2048 verify --store {location}` lists every damaged object; rerun this same \
+             command with --repair to set them aside in quarantine/ and redo the tasks that \
+             wrote them"
+        ),
+        _ => return None,
+    })
+}
