@@ -8,7 +8,7 @@
 //! [`THREE_BY_FOUR_TO_64`]), and a store's layer indexes
 //! ([`override_with_store`]) replace anything else. The remaining 4x4 parts
 //! (max tile 32 and above) are *estimated*: see [`estimate_profile`] and,
-//! past the published figures, [`super::growth`]; so are the remaining
+//! past the published figures, [`crate::growth`]; so are the remaining
 //! parts of 3x4 and 4x3 ([`rectangle_profile`]).
 
 use std::collections::BTreeMap;
@@ -18,11 +18,10 @@ use solve2048_core::space::ids::PartId;
 use solve2048_core::task::LayerIndex;
 use solve2048_core::{Game, Shape};
 
-use super::growth;
-use super::tables::{
+use crate::growth;
+use crate::tables::{
     FOUR_BY_FOUR_PEAK_32, FOUR_BY_FOUR_TOTALS, FOUR_BY_FOUR_TO_32, THREE_BY_FOUR_TO_64,
 };
-use crate::records::{CoordinatorError, Records};
 
 /// Whether a count is known or modelled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -377,30 +376,6 @@ pub fn layers(parts: &[PartCount]) -> Vec<LayerCount> {
         l.source = l.source.and(p.source);
     }
     out.into_values().collect()
-}
-
-/// The exact layers of `game` a store has indexed (empty when none yet).
-/// Errors when the store holds another game (the discount does not change
-/// the states, so it may differ) or no job at all.
-pub async fn stored_layers(
-    records: &Records,
-    game: &Game,
-) -> Result<Vec<LayerIndex>, CoordinatorError> {
-    let manifest = records
-        .manifest()
-        .await?
-        .ok_or_else(|| CoordinatorError::NoJob {
-            location: records.location().to_string(),
-        })?;
-    let found = manifest.job.game;
-    if (found.shape, found.target_exp) != (game.shape, game.target_exp) {
-        return Err(CoordinatorError::ForeignJob {
-            location: records.location().to_string(),
-            found: found.name(),
-            requested: game.name(),
-        });
-    }
-    records.layer_indexes().await
 }
 
 #[cfg(test)]

@@ -1,4 +1,4 @@
-//! The measured figures the store model ([`super::store_size`]) rests on:
+//! The measured figures the store model ([`crate::store_size`]) rests on:
 //! bytes a state of each object kind, measured on the games this machine
 //! solves (`scripts/store-calibrate.sh` reruns them), and the share of
 //! states whose value is exactly 0 or 1 in each solved game.
