@@ -122,7 +122,7 @@ fn enumerate_exact(game: &Game, visit: impl FnMut(PartId, &[u64])) -> Vec<PartCo
 /// A measured max-tile profile of 4x4 as a template: (tile-sum offset from
 /// its largest part, states relative to the largest part).
 fn template(max_exp: u8) -> Vec<(f64, f64)> {
-    template_of(&profile(FOUR_BY_FOUR_TO_32, max_exp))
+    template_of(&profile(&FOUR_BY_FOUR_TO_32, max_exp))
 }
 
 /// The parts of max tile `2^max_exp` in a table of (tile sum, max-tile
@@ -148,8 +148,8 @@ fn template_of(rows: &[(u32, u64)]) -> Vec<(f64, f64)> {
 /// their states, and of their largest parts' tile sums.
 fn rectangle_growth() -> (f64, f64) {
     let (p16, p32) = (
-        profile(THREE_BY_FOUR_TO_64, 4),
-        profile(THREE_BY_FOUR_TO_64, 5),
+        profile(&THREE_BY_FOUR_TO_64, 4),
+        profile(&THREE_BY_FOUR_TO_64, 5),
     );
     let total = |p: &[(u32, u64)]| p.iter().map(|r| r.1).sum::<u64>() as f64;
     let peak = |p: &[(u32, u64)]| p.iter().copied().max_by_key(|r| r.1).unwrap_or((1, 1));
@@ -188,7 +188,7 @@ fn measured_parts(table: &[(u32, u8, u64)], game: &Game) -> Vec<PartCount> {
 /// ([`stretch`]) to `growth^(k-5)` times its states, its largest part moved
 /// to `sum_growth^(k-5)` times its tile sum ([`rectangle_growth`]).
 pub fn rectangle_profile(k: u8) -> BTreeMap<u32, u64> {
-    let last = profile(THREE_BY_FOUR_TO_64, 5);
+    let last = profile(&THREE_BY_FOUR_TO_64, 5);
     let (growth, sum_growth) = rectangle_growth();
     let total = last.iter().map(|r| r.1).sum::<u64>() as f64;
     let (peak_sum, peak_states) = last.iter().copied().max_by_key(|r| r.1).unwrap_or((1, 1));
@@ -319,9 +319,9 @@ pub fn part_counts(game: &Game) -> Vec<PartCount> {
     // The measured table, the first max tile past it, and the model of
     // the max tiles from there on.
     let (table, first_modelled, model): (_, u8, Model) = if game.shape == Shape::square(4) {
-        (FOUR_BY_FOUR_TO_32, 5, estimate_profile)
+        (&FOUR_BY_FOUR_TO_32[..], 5, estimate_profile)
     } else {
-        (THREE_BY_FOUR_TO_64, 6, rectangle_profile)
+        (&THREE_BY_FOUR_TO_64[..], 6, rectangle_profile)
     };
     let mut out = measured_parts(table, game);
     for k in first_modelled..game.target_exp {
@@ -546,7 +546,7 @@ mod tests {
             .filter(|p| p.source == Source::Estimated)
             .map(|p| p.states)
             .sum();
-        let max32: u64 = profile(THREE_BY_FOUR_TO_64, 5).iter().map(|r| r.1).sum();
+        let max32: u64 = profile(&THREE_BY_FOUR_TO_64, 5).iter().map(|r| r.1).sum();
         // Max tile 64 holds `growth` times max tile 32's states.
         assert!(
             (modelled as f64 / (max32 as f64 * growth) - 1.0).abs() < 1e-6,

@@ -31,6 +31,7 @@
 
 pub mod cluster;
 pub mod counts;
+mod data;
 pub mod duration;
 pub mod error;
 pub mod growth;
