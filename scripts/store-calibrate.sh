@@ -3,7 +3,8 @@
 # store while scripts/store-size.sh samples its object bytes, then prints
 # the measured peak and final store next to `plan --json`'s
 # store_peak_bytes and store_final_bytes (and their ratio), and the figures
-# the model rests on (coordinator/src/capacity/store_calibration.rs): the
+# the model rests on (plan/src/store_calibration.rs, its tables in
+# plan/data/exact-shares.csv and plan/data/store-layer-bytes.csv): the
 # share of exact values, and bytes a state of each kind by chunks a layer,
 # read from the store's objects and commit records.
 #

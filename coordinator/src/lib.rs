@@ -2,10 +2,9 @@
 //! leases tasks to workers over gRPC, records each finished task durably in
 //! the store, and resumes from those records.
 //!
-//! Modules:
-//! - [`capacity`]: the resource plan of a job before it runs: states per
-//!   layer (exact or estimated), worker and coordinator memory, store size,
-//!   duration; one module for each.
+//! Modules (the resource plan of a job before it runs is the plan crate,
+//! `solve2048_plan`; the coordinator takes from it the states it expects of
+//! each part):
 //! - [`records`]: the job manifest, per-task commit and failure records.
 //! - [`lock`]: the coordinator lock, so one coordinator runs a job at a time.
 //! - [`driver`]: the stage driver: the forward and backward passes over
@@ -20,7 +19,6 @@
 
 #![deny(missing_docs)]
 
-pub mod capacity;
 pub mod client;
 pub mod driver;
 pub mod lock;

@@ -69,14 +69,6 @@ pub enum CoordinatorError {
         /// Store location.
         location: String,
     },
-    /// A setting no job or cluster can have.
-    #[error("{setting} {reason}")]
-    BadSetting {
-        /// The flag.
-        setting: String,
-        /// What is wrong with it.
-        reason: String,
-    },
     /// Stopped by a signal or a shutdown request; rerun the same command to resume.
     #[error("interrupted; run the same command again to resume")]
     Interrupted,

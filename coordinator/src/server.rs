@@ -107,7 +107,7 @@ fn upfront_estimate(game: &solve2048_core::Game) -> Option<std::collections::BTr
         return None;
     }
     let mut layers = std::collections::BTreeMap::new();
-    for p in crate::capacity::part_counts(game) {
+    for p in solve2048_plan::part_counts(game) {
         *layers.entry(p.sum).or_insert(0) += p.states;
     }
     Some(layers)

@@ -1,6 +1,13 @@
 //! `solve2048 plan`: the resource plan of a job before it runs: states per
 //! layer, worker memory, store size and duration on a cluster.
 
+use std::fmt::Write;
+
+use solve2048_coordinator::{CoordinatorError, Records};
+use solve2048_core::task::LayerIndex;
+use solve2048_core::Game;
+use solve2048_plan::{Cluster, Plan, PlanError, Setting};
+
 use crate::args::GameArgs;
 use crate::human::{self, GIB};
 use crate::runtime::{open_existing, runtime};
@@ -42,7 +49,6 @@ pub struct Args {
 
 /// Run `plan`.
 pub fn run(args: Args) -> anyhow::Result<()> {
-    use solve2048_coordinator::capacity::{self, Cluster};
     // The discount does not change the states.
     let game = args
         .game
@@ -61,16 +67,16 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         slots: args.slots,
         chunk_size: args.chunk_size,
     };
-    spec.validate()?;
+    spec.validate().map_err(refusal)?;
     let stored = match &args.store {
         Some(location) => {
             let store = open_existing(location)?;
-            let records = solve2048_coordinator::Records::new(store);
-            runtime()?.block_on(capacity::stored_layers(&records, &game))?
+            let records = Records::new(store);
+            runtime()?.block_on(stored_layers(&records, &game))?
         }
         None => Vec::new(),
     };
-    let plan = capacity::plan(&game, &spec, &stored)?;
+    let plan = solve2048_plan::plan(&game, &spec, &stored).map_err(refusal)?;
     if args.json {
         println!("{}", serde_json::to_string(&plan)?);
     } else {
@@ -79,10 +85,62 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A plan's refusal in the words of this command's flags.
+fn refusal(e: PlanError) -> anyhow::Error {
+    match e {
+        PlanError::TooSmall { setting, least, .. } => {
+            let flag = match setting {
+                Setting::Workers => "--workers",
+                Setting::ThreadsPerWorker => "--threads-per-worker",
+                Setting::WorkerMemory => "--worker-memory",
+                Setting::Slots => "--slots",
+                Setting::ChunkSize => "--chunk-size",
+            };
+            match setting {
+                Setting::WorkerMemory => anyhow::anyhow!("{flag} must be more than 0 GiB"),
+                _ => anyhow::anyhow!("{flag} must be at least {least}"),
+            }
+        }
+    }
+}
+
+/// The exact layers of `game` a store has indexed (empty when none yet).
+/// Errors when the store holds another game (the discount does not change
+/// the states, so it may differ) or no job at all.
+async fn stored_layers(
+    records: &Records,
+    game: &Game,
+) -> Result<Vec<LayerIndex>, CoordinatorError> {
+    let manifest = records
+        .manifest()
+        .await?
+        .ok_or_else(|| CoordinatorError::NoJob {
+            location: records.location().to_string(),
+        })?;
+    let found = manifest.job.game;
+    if (found.shape, found.target_exp) != (game.shape, game.target_exp) {
+        return Err(CoordinatorError::ForeignJob {
+            location: records.location().to_string(),
+            found: found.name(),
+            requested: game.name(),
+        });
+    }
+    records.layer_indexes().await
+}
+
 /// The human form of a plan.
-fn render_plan(p: &solve2048_coordinator::capacity::Plan) -> String {
-    use std::fmt::Write;
+fn render_plan(p: &Plan) -> String {
     let mut o = String::new();
+    write_counts(&mut o, p);
+    write_memory(&mut o, p);
+    write_store(&mut o, p);
+    write_options(&mut o, p);
+    write_notes(&mut o, p);
+    o
+}
+
+/// The cluster, the states, the largest part and the layers' table.
+fn write_counts(o: &mut String, p: &Plan) {
     let c = &p.cluster;
     let _ = writeln!(
         o,
@@ -131,7 +189,11 @@ fn render_plan(p: &solve2048_coordinator::capacity::Plan) -> String {
             l.source.label()
         );
     }
-    let m = &p.memory;
+}
+
+/// What a worker and the coordinator need, and whether the worker fits.
+fn write_memory(o: &mut String, p: &Plan) {
+    let (c, m) = (&p.cluster, &p.memory);
     let _ = writeln!(o, "\nworker memory (no task holds a layer):");
     for t in &m.tasks {
         let _ = writeln!(o, "  largest {:<9} task {}", t.kind, human::bytes(t.bytes));
@@ -164,6 +226,10 @@ fn render_plan(p: &solve2048_coordinator::capacity::Plan) -> String {
             human::bytes(m.minimum_bytes)
         );
     }
+}
+
+/// The store, final and at its peak, its requests, and the duration.
+fn write_store(o: &mut String, p: &Plan) {
     let s = &p.store;
     let _ = writeln!(
         o,
@@ -215,6 +281,10 @@ fn render_plan(p: &solve2048_coordinator::capacity::Plan) -> String {
         human::duration(d.total_seconds),
         human::duration(d.small_layer_seconds)
     );
+}
+
+/// The other cluster shapes, and the one recommended or why none is.
+fn write_options(o: &mut String, p: &Plan) {
     let _ = writeln!(
         o,
         "\n{:>8} {:>8} {:>10} {:>10} {:>10} {:>10}",
@@ -249,10 +319,14 @@ fn render_plan(p: &solve2048_coordinator::capacity::Plan) -> String {
             let _ = writeln!(
                 o,
                 "(recommended: the fewest workers that finish within a day; memory: the smallest common size that holds {} slots)\n",
-                c.slots
+                p.cluster.slots
             );
         }
     }
+}
+
+/// The extrapolation's warning and the notes on what the figures rest on.
+fn write_notes(o: &mut String, p: &Plan) {
     if p.extrapolated {
         let _ = writeln!(
             o,
@@ -263,5 +337,4 @@ fn render_plan(p: &solve2048_coordinator::capacity::Plan) -> String {
     for n in &p.notes {
         let _ = writeln!(o, "note: {n}");
     }
-    o
 }

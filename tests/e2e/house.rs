@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// The crates' source roots.
-const CRATES: [&str; 9] = [
+const CRATES: [&str; 10] = [
     "src",
     "core/src",
     "proto/src",
@@ -19,6 +19,7 @@ const CRATES: [&str; 9] = [
     "solution/src",
     "worker/src",
     "coordinator/src",
+    "plan/src",
     "players/src",
     "serve/src",
 ];

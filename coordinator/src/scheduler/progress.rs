@@ -125,7 +125,7 @@ pub struct Counters {
 
 /// The whole job's work in states: every state is enumerated once and
 /// solved once. Layers not merged yet count with the plan's estimate
-/// ([`crate::capacity::part_counts`]), merged ones with their real counts.
+/// ([`solve2048_plan::part_counts`]), merged ones with their real counts.
 #[derive(Default)]
 pub(super) struct Overall {
     /// Tile sum -> states (estimated, or real once merged).

@@ -23,7 +23,7 @@
 //! [`backtests`] applies the rule to the max tiles that are known (16
 //! exact, 32 published) from those below them.
 
-use super::tables::{
+use crate::tables::{
     FOUR_BY_FOUR_PEAK_32, FOUR_BY_FOUR_TOTALS, FOUR_BY_FOUR_TO_32, THREE_BY_THREE_MAX_TILES,
 };
 
@@ -316,7 +316,7 @@ pub fn extrapolation_note(target_exp: u8) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::capacity::counts::enumerate_small;
+    use crate::counts::enumerate_small;
     use solve2048_core::Game;
 
     /// The 3x3 table is what the in-memory enumeration gives, and the

@@ -15,8 +15,8 @@ use solve2048_core::task::{
     gather_cuts, run_frame_keys, GATHER_ANSWER_CHUNKS, GATHER_READ_CHUNKS, MERGE_RUN_CHUNKS,
 };
 
-use super::cluster::Cluster;
-use super::counts::LayerCount;
+use crate::cluster::Cluster;
+use crate::counts::LayerCount;
 
 /// The most one task of one kind holds.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
@@ -240,7 +240,7 @@ fn largest_gather(chunk: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::capacity::counts::Source;
+    use crate::counts::Source;
 
     fn cluster(chunk_size: u64, slots: u32) -> Cluster {
         Cluster {

@@ -1,9 +1,13 @@
-//! Capacity planning: what a job will need before it runs (`solve2048 plan`).
+//! Capacity planning: what a solve2048 job will need before it runs
+//! (`solve2048 plan`). Apart from the runtime: it depends on the core only,
+//! and the coordinator takes from it only [`part_counts`] (the states it
+//! expects of each part, for its progress).
 //!
 //! Everything here is arithmetic over a per-part table of state counts,
 //! one module for each thing it models:
 //!
 //! - [`cluster`]: the cluster planned for.
+//! - [`error`]: the settings a plan refuses.
 //! - [`counts`]: states per part and layer, exact where known (small games
 //!   enumerated, a measured 4x4 table, a store's layer indexes) and
 //!   estimated by a model calibrated on published figures elsewhere.
@@ -23,9 +27,13 @@
 //!
 //! [`plan`] puts them together for one cluster and a few others to compare.
 
+#![deny(missing_docs)]
+
 pub mod cluster;
 pub mod counts;
+mod data;
 pub mod duration;
+pub mod error;
 pub mod growth;
 pub mod memory;
 pub mod requests;
@@ -39,15 +47,13 @@ use solve2048_core::Game;
 
 pub use cluster::Cluster;
 pub use counts::{
-    estimate_profile, layers, override_with_store, part_counts, stored_layers, LayerCount,
-    PartCount, Source,
+    estimate_profile, layers, override_with_store, part_counts, LayerCount, PartCount, Source,
 };
 pub use duration::{duration, Duration, Rates};
+pub use error::{PlanError, Setting};
 pub use memory::{memory, Memory};
 pub use requests::{store_requests, StoreRequests};
 pub use store_size::{store_size, KindBytes, StorePeak, StoreSize};
-
-use crate::records::CoordinatorError;
 
 /// Worker memory sizes offered in the options table, in GiB.
 const MEMORY_SIZES_GIB: [u64; 10] = [2, 4, 8, 16, 32, 64, 128, 256, 512, 1024];
@@ -163,11 +169,7 @@ fn variant_note(game: &Game, modelled: bool) -> Option<String> {
 }
 
 /// Plan `game` on `cluster`, with the exact layers a store has indexed.
-pub fn plan(
-    game: &Game,
-    cluster: &Cluster,
-    stored: &[LayerIndex],
-) -> Result<Plan, CoordinatorError> {
+pub fn plan(game: &Game, cluster: &Cluster, stored: &[LayerIndex]) -> Result<Plan, PlanError> {
     cluster.validate()?;
     let parts = override_with_store(part_counts(game), stored);
     let layers = layers(&parts);
@@ -180,7 +182,53 @@ pub fn plan(
     let largest_part = parts.iter().copied().max_by_key(|p| p.states);
     let memory = memory(&layers, largest_part.map_or(0, |p| p.states), cluster);
     let rates = Rates::of_board(store_calibration::model_board(game.shape));
-    let options: Vec<ClusterOption> = WORKER_COUNTS
+    let options = cluster_options(&parts, rates, cluster, memory.needed_bytes);
+    let store_requests = store_requests(&parts, cluster.chunk_size);
+    let store = store_size(game, &layers, store_requests.chunks, cluster.chunk_size);
+    let infeasible = infeasible(&options, &memory, &store_requests, &store, cluster);
+    let recommended = recommended(&options, infeasible.is_some());
+    // 4x4 past its published figures (max tile 32), 3x4 and 4x3 past their
+    // measured table (max tile 32).
+    let extrapolated = game.shape.cells() > 9 && game.target_exp > 6 && exact_states < states;
+    let mut plan = Plan {
+        game: game.name(),
+        board: game.shape.to_string(),
+        rows: game.shape.rows(),
+        columns: game.shape.cols(),
+        target: game.target(),
+        cluster: *cluster,
+        states,
+        exact_states,
+        extrapolated,
+        parts: parts.iter().filter(|p| p.states > 0).count(),
+        largest_part,
+        fits: memory.needed_bytes <= cluster.worker_memory_bytes,
+        memory,
+        store_peak_bytes: store.peak_bytes,
+        store_final_bytes: store.total_bytes,
+        store,
+        store_requests,
+        duration: duration(&parts, rates, cluster),
+        options,
+        recommended,
+        infeasible,
+        layers,
+        notes: Vec::new(),
+    };
+    plan.notes = basis_notes(game, &plan, stored.len());
+    plan.notes.extend(model_notes(game, &plan, rates));
+    Ok(plan)
+}
+
+/// Each offered worker count on `cluster`'s workers: its duration, and the
+/// memory size that holds `needed_bytes`.
+fn cluster_options(
+    parts: &[PartCount],
+    rates: Rates,
+    cluster: &Cluster,
+    needed_bytes: u64,
+) -> Vec<ClusterOption> {
+    WORKER_COUNTS
         .iter()
         .map(|&workers| {
             let c = Cluster {
@@ -190,18 +238,27 @@ pub fn plan(
             ClusterOption {
                 workers,
                 threads_per_worker: cluster.threads_per_worker,
-                worker_memory_gib: gib_for(memory.needed_bytes),
-                duration: duration(&parts, rates, &c),
+                worker_memory_gib: gib_for(needed_bytes),
+                duration: duration(parts, rates, &c),
             }
         })
-        .collect();
-    let store_requests = store_requests(&parts, cluster.chunk_size);
-    let store = store_size(game, &layers, store_requests.chunks, cluster.chunk_size);
+        .collect()
+}
+
+/// Why no cluster is recommended: too long even on the most workers, too
+/// large a task, too large a bill for requests, or too large a store.
+fn infeasible(
+    options: &[ClusterOption],
+    memory: &Memory,
+    store_requests: &StoreRequests,
+    store: &StoreSize,
+    cluster: &Cluster,
+) -> Option<String> {
     let fastest = options
         .iter()
         .map(|o| o.duration.total_seconds)
         .fold(f64::INFINITY, f64::min);
-    let infeasible = if fastest > LONGEST_RECOMMENDED_SECONDS {
+    if fastest > LONGEST_RECOMMENDED_SECONDS {
         Some(format!(
             "no cluster offered here finishes within {} days: even {} workers of {} threads \
              would take {:.0} days",
@@ -228,35 +285,47 @@ pub fn plan(
         ))
     } else {
         None
-    };
-    // The fewest workers that finish within a day; else the fastest.
-    let recommended = match infeasible {
-        Some(_) => None,
-        None => options
+    }
+}
+
+/// The option recommended: none when infeasible, else the fewest workers
+/// that finish within a day, else the fastest.
+fn recommended(options: &[ClusterOption], infeasible: bool) -> Option<usize> {
+    match infeasible {
+        true => None,
+        false => options
             .iter()
             .position(|o| o.duration.total_seconds <= 24.0 * 3600.0)
             .or(options.len().checked_sub(1)),
-    };
-    // 4x4 past its published figures (max tile 32), 3x4 and 4x3 past their
-    // measured table (max tile 32).
-    let extrapolated = game.shape.cells() > 9 && game.target_exp > 6 && exact_states < states;
+    }
+}
+
+/// The notes on what `p`'s counts rest on: the model, its extrapolation,
+/// the variant, and the layers read from a store.
+fn basis_notes(game: &Game, p: &Plan, stored_layers: usize) -> Vec<String> {
+    let modelled = p.exact_states < p.states;
     let mut notes = Vec::new();
-    if exact_states < states {
+    if modelled {
         notes.push(counts::model_note(game));
     }
-    if extrapolated && game.shape == solve2048_core::Shape::square(4) {
+    if p.extrapolated && game.shape == solve2048_core::Shape::square(4) {
         notes.push(growth::extrapolation_note(game.target_exp));
     }
-    if let Some(note) = variant_note(game, exact_states < states) {
+    if let Some(note) = variant_note(game, modelled) {
         notes.push(note);
     }
-    if !stored.is_empty() {
+    if stored_layers > 0 {
         notes.push(format!(
-            "exact: {} layers read from the store's layer indexes",
-            stored.len()
+            "exact: {stored_layers} layers read from the store's layer indexes"
         ));
     }
-    notes.push(format!(
+    notes
+}
+
+/// The notes on how `p`'s memory, duration, store and requests are modelled.
+fn model_notes(game: &Game, p: &Plan, rates: Rates) -> Vec<String> {
+    let cluster = &p.cluster;
+    let memory_note = format!(
         "memory: each task holds at most about a chunk ({} states) of states, values or requests; \
          a merge holds {} chunks of run keys and, of each run of its group, up to two more \
          frames read and one decoded ({} keys a frame) (the \
@@ -266,10 +335,10 @@ pub fn plan(
         solve2048_core::task::MERGE_RUN_CHUNKS,
         solve2048_core::task::run_frame_keys(cluster.chunk_size),
         memory::LARGEST_GROUP_OF_PART,
-        memory.largest_group_states,
+        p.memory.largest_group_states,
         memory::RUN_KEYS_PER_RUN_OF_CHUNK,
-    ));
-    notes.push(format!(
+    );
+    let duration_note = format!(
         "duration: {:.2} M states/s/core enumerating and {:.2} solving (measured end to end on \
          {}), scaling with workers x threads (no task's work is repeated on another worker); a \
          stage lasts at least its largest task, a chunk of its layer's largest part on one \
@@ -280,34 +349,13 @@ pub fn plan(
         rates.source,
         rates.enumerate_parallel * 100.0,
         rates.solve_parallel * 100.0,
-    ));
-    notes.push(store_size::store_note(game, &layers, &store));
-    notes.push(requests::REQUESTS_NOTE.to_string());
-    Ok(Plan {
-        game: game.name(),
-        board: game.shape.to_string(),
-        rows: game.shape.rows(),
-        columns: game.shape.cols(),
-        target: game.target(),
-        cluster: *cluster,
-        states,
-        exact_states,
-        extrapolated,
-        parts: parts.iter().filter(|p| p.states > 0).count(),
-        largest_part,
-        fits: memory.needed_bytes <= cluster.worker_memory_bytes,
-        memory,
-        store_peak_bytes: store.peak_bytes,
-        store_final_bytes: store.total_bytes,
-        store,
-        store_requests,
-        duration: duration(&parts, rates, cluster),
-        options,
-        recommended,
-        infeasible,
-        layers,
-        notes,
-    })
+    );
+    vec![
+        memory_note,
+        duration_note,
+        store_size::store_note(game, &p.layers, &p.store),
+        requests::REQUESTS_NOTE.to_string(),
+    ]
 }
 
 /// The smallest offered memory size, in GiB, that holds `bytes`.
@@ -360,7 +408,11 @@ mod tests {
         ] {
             assert!(matches!(
                 plan(&game(3, 64), &c, &[]),
-                Err(CoordinatorError::BadSetting { .. })
+                Err(PlanError::TooSmall {
+                    value: 0,
+                    least: 1,
+                    ..
+                })
             ));
         }
     }

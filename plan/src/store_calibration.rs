@@ -1,4 +1,4 @@
-//! The measured figures the store model ([`super::store_size`]) rests on:
+//! The measured figures the store model ([`crate::store_size`]) rests on:
 //! bytes a state of each object kind, measured on the games this machine
 //! solves (`scripts/store-calibrate.sh` reruns them), and the share of
 //! states whose value is exactly 0 or 1 in each solved game.
@@ -20,7 +20,11 @@
 //! closer together. So they are tabled by chunks a layer (states over chunk
 //! size), each measured game's layers pooled into ranges.
 
+use std::sync::LazyLock;
+
 use solve2048_core::Game;
+
+use crate::data;
 
 /// Bytes a state of one layer's objects, at a number of chunks a layer.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -41,18 +45,8 @@ pub struct LayerBytes {
     pub responses: f64,
 }
 
-const fn row(chunks: f64, states: f64, runs: f64, requests: f64, responses: f64) -> LayerBytes {
-    LayerBytes {
-        chunks,
-        states,
-        runs,
-        requests,
-        responses,
-    }
-}
-
 /// The per-layer table of one measured game.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct MeasuredGame {
     /// Board side.
     pub board: u8,
@@ -62,7 +56,7 @@ pub struct MeasuredGame {
     pub states: u64,
     /// Its layers pooled into ranges of chunks a layer (under 0.003, 0.01,
     /// 0.03, 0.1, 0.3, 1, 3, 10, and more): the states-weighted means.
-    pub rows: &'static [LayerBytes],
+    pub rows: Vec<LayerBytes>,
 }
 
 /// The measured games. A game is modelled with the table of the measured
@@ -70,53 +64,38 @@ pub struct MeasuredGame {
 /// games of one board but of different sizes compress differently at the
 /// same chunks a layer (4x4 to 32's layers of a third of a chunk, early
 /// and late in the game, take 0.61 bytes a state; 4x4 to 16's, its largest,
-/// 0.46), so they are not pooled.
-pub const MEASURED: [MeasuredGame; 3] = [
-    MeasuredGame {
-        board: 3,
-        target: 1024,
-        states: 25_179_012,
-        // All under 0.02 chunks. Its responses carry sums of values that
-        // vary (a fifth of its values are exact), so they take more than
-        // 4x4's.
-        rows: &[
-            row(0.00187, 1.146, 1.806, 2.313, 2.603),
-            row(0.00741, 0.735, 1.270, 1.346, 4.298),
-            row(0.01334, 0.693, 1.317, 1.295, 6.374),
-        ],
-    },
-    MeasuredGame {
-        board: 4,
-        target: 16,
-        states: 23_482_821,
-        // Its largest layer is 0.4 chunks.
-        rows: &[
-            row(0.00142, 1.158, 2.962, 0.695, 0.315),
-            row(0.00586, 0.960, 1.520, 0.476, 0.088),
-            row(0.02078, 0.768, 1.335, 0.407, 0.074),
-            row(0.06424, 0.600, 1.170, 0.308, 0.071),
-            row(0.21931, 0.508, 0.895, 0.249, 0.061),
-            row(0.36841, 0.460, 0.844, 0.226, 0.054),
-        ],
-    },
-    MeasuredGame {
-        board: 4,
-        target: 32,
-        states: 1_566_798_892,
-        // The last range holds its layers of 10 to 15 chunks, the largest.
-        rows: &[
-            row(0.00175, 1.241, 2.318, 0.740, 0.254),
-            row(0.00722, 0.974, 1.548, 0.559, 0.102),
-            row(0.02243, 0.788, 1.529, 0.485, 0.082),
-            row(0.06579, 0.656, 1.394, 0.412, 0.078),
-            row(0.19572, 0.611, 1.221, 0.449, 0.073),
-            row(0.68462, 0.536, 1.441, 0.498, 0.071),
-            row(2.00632, 0.482, 2.109, 0.650, 0.071),
-            row(6.92590, 0.411, 3.127, 0.970, 0.055),
-            row(13.39615, 0.361, 4.289, 1.290, 0.050),
-        ],
-    },
-];
+/// 0.46), so they are not pooled. Read from
+/// `plan/data/store-layer-bytes.csv`, a row for each range of each game.
+pub static MEASURED: LazyLock<Vec<MeasuredGame>> = LazyLock::new(|| {
+    let (table, text) = (
+        "store-layer-bytes.csv",
+        include_str!("../data/store-layer-bytes.csv"),
+    );
+    let columns = "board,target,game_states,chunks,states,runs,requests,responses";
+    let mut games: Vec<MeasuredGame> = Vec::new();
+    for r in data::rows(table, text, columns) {
+        let (board, target, states) = (r.get(0), r.get(1), r.get(2));
+        let bytes = LayerBytes {
+            chunks: r.get(3),
+            states: r.get(4),
+            runs: r.get(5),
+            requests: r.get(6),
+            responses: r.get(7),
+        };
+        match games.last_mut() {
+            Some(g) if (g.board, g.target, g.states) == (board, target, states) => {
+                g.rows.push(bytes)
+            }
+            _ => games.push(MeasuredGame {
+                board,
+                target,
+                states,
+                rows: vec![bytes],
+            }),
+        }
+    }
+    games
+});
 
 /// Bytes a value (or a policy code) of a state whose value is exactly 0 or
 /// 1, and of one whose value is not.
@@ -187,14 +166,14 @@ pub const RECORD_BYTES_PER_LARGE_LAYER_STATE: f64 = 0.03003;
 /// default chunk size): e.g. 3x3 to 1024, 5,677,971 of 25,179,012 (4,445,240
 /// zeros); 4x4 to 16, all but one of 23,482,821; 4x4 to 32, 1,566,564,768
 /// of 1,566,798,892 (5,097 zeros). A test solves 3x3 to 64 in memory and
-/// checks its row.
-#[rustfmt::skip]
-pub const EXACT_SHARES: [(u8, u64, f64); 15] = [
-    (2, 8, 1.0), (2, 16, 0.4), (2, 32, 0.10526), (2, 64, 1.0),
-    (3, 8, 1.0), (3, 16, 0.99958), (3, 32, 0.98960), (3, 64, 0.80217),
-    (3, 128, 0.37482), (3, 256, 0.23929), (3, 512, 0.20372), (3, 1024, 0.22550),
-    (4, 8, 1.0), (4, 16, 0.99999996), (4, 32, 0.99985),
-];
+/// checks its row. Read from `plan/data/exact-shares.csv`.
+pub static EXACT_SHARES: LazyLock<Vec<(u8, u64, f64)>> = LazyLock::new(|| {
+    let (table, text) = ("exact-shares.csv", include_str!("../data/exact-shares.csv"));
+    data::rows(table, text, "board,target,share")
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2)))
+        .collect()
+});
 
 /// Where a game's exact share comes from.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -251,7 +230,7 @@ pub fn nearest(board: u8, states: u64) -> &'static MeasuredGame {
 /// in ln(chunks) between its ranges, and the nearest range's outside them
 /// (a layer larger than any measured takes the largest measured layer's).
 pub fn layer_bytes(game: &MeasuredGame, chunks: f64) -> LayerBytes {
-    let t = game.rows;
+    let t = &game.rows;
     let (first, last) = (t[0], t[t.len() - 1]);
     if chunks <= first.chunks {
         return first;
@@ -286,6 +265,31 @@ pub fn split_bytes(board: u8) -> (SplitBytes, SplitBytes) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::data::fingerprint;
+
+    /// The tables hold exactly the numbers they held as Rust literals (the
+    /// fingerprints were taken of those literals).
+    #[test]
+    fn tables_hold_the_numbers_they_held() {
+        let shares = EXACT_SHARES
+            .iter()
+            .flat_map(|&(b, t, s)| [u64::from(b), t, s.to_bits()]);
+        assert_eq!(
+            (EXACT_SHARES.len(), fingerprint(shares)),
+            (15, 0x4624_5cdf_dfd9_4770)
+        );
+        let measured = MEASURED.iter().flat_map(|g| {
+            let head = [u64::from(g.board), g.target, g.states, g.rows.len() as u64];
+            let rows = g.rows.iter().flat_map(|r| {
+                [r.chunks, r.states, r.runs, r.requests, r.responses].map(f64::to_bits)
+            });
+            head.into_iter().chain(rows)
+        });
+        assert_eq!(
+            (MEASURED.len(), fingerprint(measured)),
+            (3, 0x414f_c521_8acb_6060)
+        );
+    }
 
     /// The table's row for 3x3 to 64 is what solving it gives.
     #[test]
@@ -324,7 +328,7 @@ mod tests {
         assert_eq!(layer_bytes(big, 0.0).runs, big.rows[0].runs);
         let mid = layer_bytes(big, 4.0);
         assert!(mid.requests > 0.650 && mid.requests < 0.970, "{mid:?}");
-        for g in MEASURED {
+        for g in MEASURED.iter() {
             assert!(g.rows.windows(2).all(|w| w[0].chunks < w[1].chunks));
         }
     }

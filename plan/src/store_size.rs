@@ -1,6 +1,6 @@
 //! The store's peak and final size: the run simulated layer by layer, as
 //! the driver writes and deletes each kind of object, with bytes a state
-//! measured on the solved games ([`super::store_calibration`]).
+//! measured on the solved games ([`crate::store_calibration`]).
 //!
 //! The forward pass merges layer S (its `states/` are written), deletes the
 //! runs it read (an enumerate writes a bundle for each of its two target
@@ -23,10 +23,11 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use solve2048_core::Game;
 
-use super::counts::LayerCount;
-use super::store_calibration::{
-    exact_share, layer_bytes, model_board, nearest, split_bytes, ShareSource,
-    NEXT_LAYER_RUNS_SHARE, RECORD_BYTES_PER_CHUNK, RECORD_BYTES_PER_LARGE_LAYER_STATE, VALUES_3X3,
+use crate::counts::LayerCount;
+use crate::store_calibration::{
+    exact_share, layer_bytes, model_board, nearest, split_bytes, LayerBytes, MeasuredGame,
+    ShareSource, SplitBytes, NEXT_LAYER_RUNS_SHARE, RECORD_BYTES_PER_CHUNK,
+    RECORD_BYTES_PER_LARGE_LAYER_STATE, VALUES_3X3, VALUES_4X4,
 };
 
 /// Bytes of each kind of object.
@@ -143,87 +144,144 @@ fn simulate(board: u8, layers: &[LayerCount], chunks: u64, chunk_size: u64, shar
         .filter(|l| l.states > 0)
         .map(|l| (l.sum, l.states))
         .collect();
-    let states_of = |s: u32| n.get(&s).copied().unwrap_or(0);
-    let measured = nearest(board, n.values().sum());
-    let per = |s: u32| layer_bytes(measured, states_of(s) as f64 / chunk_size as f64);
-    let bytes = |s: u32, b: f64| (states_of(s) as f64 * b) as u64;
-    let (values, policy) = split_bytes(board);
-    let split = |s: u32, v: super::store_calibration::SplitBytes| {
-        bytes(s, share * v.exact + (1.0 - share) * v.varied)
-    };
     let large: u64 = n.values().filter(|&&s| s > chunk_size).sum();
-    let mut live = KindBytes {
+    let live = KindBytes {
         records: (chunks as f64 * RECORD_BYTES_PER_CHUNK
             + large as f64 * RECORD_BYTES_PER_LARGE_LAYER_STATE) as u64,
         ..KindBytes::default()
     };
-    let mut peak = StorePeak {
-        phase: "enumerate",
-        stage: "merge",
-        sum: 4,
-        bytes: live,
+    let last = n.keys().next_back().copied().unwrap_or(4);
+    let mut walk = Walk {
+        measured: nearest(board, n.values().sum()),
+        n,
+        chunk_size,
+        share,
+        live,
+        peak: StorePeak {
+            phase: "enumerate",
+            stage: "merge",
+            sum: 4,
+            bytes: live,
+        },
     };
-    let mut check = |live: &KindBytes, phase, stage, sum| {
-        if live.total() > peak.bytes.total() {
-            peak = StorePeak {
+    walk.forward(last);
+    walk.live.runs = 0;
+    walk.backward(last + 4, split_bytes(board));
+    walk.live.responses = 0;
+    walk.live.requests = 0;
+    Run {
+        peak: walk.peak,
+        last: walk.live,
+    }
+}
+
+/// The store as [`simulate`] walks the job: the layers, what their objects
+/// take, what the store holds and its peak so far.
+struct Walk {
+    /// States by layer (tile sum).
+    n: BTreeMap<u32, u64>,
+    /// The measured game whose bytes a state model this one.
+    measured: &'static MeasuredGame,
+    /// States a chunk.
+    chunk_size: u64,
+    /// The share of values exactly 0 or 1.
+    share: f64,
+    /// What the store holds now.
+    live: KindBytes,
+    /// The largest it held so far.
+    peak: StorePeak,
+}
+
+impl Walk {
+    /// The states of layer `s`.
+    fn states_of(&self, s: u32) -> u64 {
+        self.n.get(&s).copied().unwrap_or(0)
+    }
+
+    /// Bytes a state of each of layer `s`'s objects.
+    fn per(&self, s: u32) -> LayerBytes {
+        layer_bytes(
+            self.measured,
+            self.states_of(s) as f64 / self.chunk_size as f64,
+        )
+    }
+
+    /// Bytes of layer `s` at `b` bytes a state.
+    fn bytes(&self, s: u32, b: f64) -> u64 {
+        (self.states_of(s) as f64 * b) as u64
+    }
+
+    /// Values (or policy) bytes of layer `s`, the share of them exact.
+    fn split(&self, s: u32, v: SplitBytes) -> u64 {
+        self.bytes(s, self.share * v.exact + (1.0 - self.share) * v.varied)
+    }
+
+    /// Take the store now as the peak if it is the largest yet.
+    fn check(&mut self, phase: &'static str, stage: &'static str, sum: u32) {
+        if self.live.total() > self.peak.bytes.total() {
+            self.peak = StorePeak {
                 phase,
                 stage,
                 sum,
-                bytes: *live,
+                bytes: self.live,
             };
         }
-    };
-    let last = n.keys().next_back().copied().unwrap_or(4);
-    // Forward.
-    // Runs by the layer they feed.
-    let mut runs: BTreeMap<u32, u64> = BTreeMap::new();
-    for s in (4..=last).step_by(2) {
-        live.states += bytes(s, per(s).states);
-        check(&live, "enumerate", "merge", s);
-        live.runs -= runs.remove(&s).unwrap_or(0);
-        let r = bytes(s, per(s).runs);
-        let next = (r as f64 * NEXT_LAYER_RUNS_SHARE) as u64;
-        *runs.entry(s + 2).or_default() += next;
-        *runs.entry(s + 4).or_default() += r - next;
-        live.runs += r;
-        check(&live, "enumerate", "enumerate", s);
     }
-    live.runs = 0;
-    // Backward.
-    let top = last + 4;
-    let mut requests: BTreeMap<u32, u64> = BTreeMap::new();
-    let mut responses: BTreeMap<u32, u64> = BTreeMap::new();
-    for s in (4..=top).rev().step_by(2) {
-        live.values += split(s, values);
-        live.policy += split(s, policy);
-        check(&live, "solve", "solve", s);
-        live.requests -= requests.remove(&s).unwrap_or(0);
-        live.responses -= responses.remove(&(s + 4)).unwrap_or(0);
-        let asking = if s == top {
-            vec![s - 2, s - 4]
-        } else {
-            vec![s - 4]
-        };
-        for l in asking.into_iter().filter(|&l| l >= 4) {
-            let q = bytes(l, per(l).requests);
-            requests.insert(l, q);
-            live.requests += q;
-            check(&live, "solve", "ask", s);
-        }
-        let answered: u64 = [s.saturating_sub(2), s.saturating_sub(4)]
-            .into_iter()
-            .filter(|&l| l >= 4)
-            .map(|l| bytes(l, per(l).responses) / 2)
-            .sum();
-        if answered > 0 {
-            responses.insert(s, answered);
-            live.responses += answered;
-            check(&live, "solve", "gather", s);
+
+    /// The forward pass up to layer `last`: each layer merged, the runs it
+    /// read deleted, then enumerated.
+    fn forward(&mut self, last: u32) {
+        // Runs by the layer they feed.
+        let mut runs: BTreeMap<u32, u64> = BTreeMap::new();
+        for s in (4..=last).step_by(2) {
+            self.live.states += self.bytes(s, self.per(s).states);
+            self.check("enumerate", "merge", s);
+            self.live.runs -= runs.remove(&s).unwrap_or(0);
+            let r = self.bytes(s, self.per(s).runs);
+            let next = (r as f64 * NEXT_LAYER_RUNS_SHARE) as u64;
+            *runs.entry(s + 2).or_default() += next;
+            *runs.entry(s + 4).or_default() += r - next;
+            self.live.runs += r;
+            self.check("enumerate", "enumerate", s);
         }
     }
-    live.responses = 0;
-    live.requests = 0;
-    Run { peak, last: live }
+
+    /// The backward pass from layer `top` down, values and policy taking
+    /// `(values, policy)` bytes: each layer solved, the requests and
+    /// responses it read deleted, the asks of the layer four below, and its
+    /// gather.
+    fn backward(&mut self, top: u32, (values, policy): (SplitBytes, SplitBytes)) {
+        let mut requests: BTreeMap<u32, u64> = BTreeMap::new();
+        let mut responses: BTreeMap<u32, u64> = BTreeMap::new();
+        for s in (4..=top).rev().step_by(2) {
+            self.live.values += self.split(s, values);
+            self.live.policy += self.split(s, policy);
+            self.check("solve", "solve", s);
+            self.live.requests -= requests.remove(&s).unwrap_or(0);
+            self.live.responses -= responses.remove(&(s + 4)).unwrap_or(0);
+            let asking = if s == top {
+                vec![s - 2, s - 4]
+            } else {
+                vec![s - 4]
+            };
+            for l in asking.into_iter().filter(|&l| l >= 4) {
+                let q = self.bytes(l, self.per(l).requests);
+                requests.insert(l, q);
+                self.live.requests += q;
+                self.check("solve", "ask", s);
+            }
+            let answered: u64 = [s.saturating_sub(2), s.saturating_sub(4)]
+                .into_iter()
+                .filter(|&l| l >= 4)
+                .map(|l| self.bytes(l, self.per(l).responses) / 2)
+                .sum();
+            if answered > 0 {
+                responses.insert(s, answered);
+                self.live.responses += answered;
+                self.check("solve", "gather", s);
+            }
+        }
+    }
 }
 
 /// What the store size rests on, for `game`.
@@ -256,7 +314,7 @@ pub fn store_note(game: &Game, layers: &[LayerCount], store: &StoreSize) -> Stri
          may be low); values and policy from the share of exact values: {values}; an exact value \
          takes {:.4} bytes on 4x4, a varied one {:.2} (3x3 to 1024); object bytes, without a \
          local store's folder entries",
-        super::store_calibration::VALUES_4X4.exact,
+        VALUES_4X4.exact,
         VALUES_3X3.varied,
         m = measured.board,
         t = measured.target,
@@ -267,7 +325,7 @@ pub fn store_note(game: &Game, layers: &[LayerCount], store: &StoreSize) -> Stri
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::capacity::counts::Source;
+    use crate::counts::Source;
 
     fn layer(sum: u32, states: u64) -> LayerCount {
         LayerCount {

@@ -8,7 +8,7 @@
 //! [`THREE_BY_FOUR_TO_64`]), and a store's layer indexes
 //! ([`override_with_store`]) replace anything else. The remaining 4x4 parts
 //! (max tile 32 and above) are *estimated*: see [`estimate_profile`] and,
-//! past the published figures, [`super::growth`]; so are the remaining
+//! past the published figures, [`crate::growth`]; so are the remaining
 //! parts of 3x4 and 4x3 ([`rectangle_profile`]).
 
 use std::collections::BTreeMap;
@@ -18,11 +18,10 @@ use solve2048_core::space::ids::PartId;
 use solve2048_core::task::LayerIndex;
 use solve2048_core::{Game, Shape};
 
-use super::growth;
-use super::tables::{
+use crate::growth;
+use crate::tables::{
     FOUR_BY_FOUR_PEAK_32, FOUR_BY_FOUR_TOTALS, FOUR_BY_FOUR_TO_32, THREE_BY_FOUR_TO_64,
 };
-use crate::records::{CoordinatorError, Records};
 
 /// Whether a count is known or modelled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -123,7 +122,7 @@ fn enumerate_exact(game: &Game, visit: impl FnMut(PartId, &[u64])) -> Vec<PartCo
 /// A measured max-tile profile of 4x4 as a template: (tile-sum offset from
 /// its largest part, states relative to the largest part).
 fn template(max_exp: u8) -> Vec<(f64, f64)> {
-    template_of(&profile(FOUR_BY_FOUR_TO_32, max_exp))
+    template_of(&profile(&FOUR_BY_FOUR_TO_32, max_exp))
 }
 
 /// The parts of max tile `2^max_exp` in a table of (tile sum, max-tile
@@ -149,8 +148,8 @@ fn template_of(rows: &[(u32, u64)]) -> Vec<(f64, f64)> {
 /// their states, and of their largest parts' tile sums.
 fn rectangle_growth() -> (f64, f64) {
     let (p16, p32) = (
-        profile(THREE_BY_FOUR_TO_64, 4),
-        profile(THREE_BY_FOUR_TO_64, 5),
+        profile(&THREE_BY_FOUR_TO_64, 4),
+        profile(&THREE_BY_FOUR_TO_64, 5),
     );
     let total = |p: &[(u32, u64)]| p.iter().map(|r| r.1).sum::<u64>() as f64;
     let peak = |p: &[(u32, u64)]| p.iter().copied().max_by_key(|r| r.1).unwrap_or((1, 1));
@@ -189,7 +188,7 @@ fn measured_parts(table: &[(u32, u8, u64)], game: &Game) -> Vec<PartCount> {
 /// ([`stretch`]) to `growth^(k-5)` times its states, its largest part moved
 /// to `sum_growth^(k-5)` times its tile sum ([`rectangle_growth`]).
 pub fn rectangle_profile(k: u8) -> BTreeMap<u32, u64> {
-    let last = profile(THREE_BY_FOUR_TO_64, 5);
+    let last = profile(&THREE_BY_FOUR_TO_64, 5);
     let (growth, sum_growth) = rectangle_growth();
     let total = last.iter().map(|r| r.1).sum::<u64>() as f64;
     let (peak_sum, peak_states) = last.iter().copied().max_by_key(|r| r.1).unwrap_or((1, 1));
@@ -320,9 +319,9 @@ pub fn part_counts(game: &Game) -> Vec<PartCount> {
     // The measured table, the first max tile past it, and the model of
     // the max tiles from there on.
     let (table, first_modelled, model): (_, u8, Model) = if game.shape == Shape::square(4) {
-        (FOUR_BY_FOUR_TO_32, 5, estimate_profile)
+        (&FOUR_BY_FOUR_TO_32[..], 5, estimate_profile)
     } else {
-        (THREE_BY_FOUR_TO_64, 6, rectangle_profile)
+        (&THREE_BY_FOUR_TO_64[..], 6, rectangle_profile)
     };
     let mut out = measured_parts(table, game);
     for k in first_modelled..game.target_exp {
@@ -377,30 +376,6 @@ pub fn layers(parts: &[PartCount]) -> Vec<LayerCount> {
         l.source = l.source.and(p.source);
     }
     out.into_values().collect()
-}
-
-/// The exact layers of `game` a store has indexed (empty when none yet).
-/// Errors when the store holds another game (the discount does not change
-/// the states, so it may differ) or no job at all.
-pub async fn stored_layers(
-    records: &Records,
-    game: &Game,
-) -> Result<Vec<LayerIndex>, CoordinatorError> {
-    let manifest = records
-        .manifest()
-        .await?
-        .ok_or_else(|| CoordinatorError::NoJob {
-            location: records.location().to_string(),
-        })?;
-    let found = manifest.job.game;
-    if (found.shape, found.target_exp) != (game.shape, game.target_exp) {
-        return Err(CoordinatorError::ForeignJob {
-            location: records.location().to_string(),
-            found: found.name(),
-            requested: game.name(),
-        });
-    }
-    records.layer_indexes().await
 }
 
 #[cfg(test)]
@@ -571,7 +546,7 @@ mod tests {
             .filter(|p| p.source == Source::Estimated)
             .map(|p| p.states)
             .sum();
-        let max32: u64 = profile(THREE_BY_FOUR_TO_64, 5).iter().map(|r| r.1).sum();
+        let max32: u64 = profile(&THREE_BY_FOUR_TO_64, 5).iter().map(|r| r.1).sum();
         // Max tile 64 holds `growth` times max tile 32's states.
         assert!(
             (modelled as f64 / (max32 as f64 * growth) - 1.0).abs() < 1e-6,

@@ -13,8 +13,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::cluster::Cluster;
-use super::counts::PartCount;
+use crate::cluster::Cluster;
+use crate::counts::PartCount;
 
 /// What a board's tasks do a second, measured end to end.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
@@ -130,7 +130,7 @@ pub fn duration(parts: &[PartCount], rates: Rates, cluster: &Cluster) -> Duratio
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::capacity::counts::{part_counts, Source};
+    use crate::counts::{part_counts, Source};
     use solve2048_core::Game;
 
     fn cluster(workers: u32, threads_per_worker: u32) -> Cluster {

@@ -20,7 +20,7 @@ use serde::Serialize;
 use solve2048_core::space::ids::PartId;
 use solve2048_core::space::parts::group_count;
 
-use super::counts::PartCount;
+use crate::counts::PartCount;
 
 /// Requests per chunk and per pair of joined chunks, per operation.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
@@ -174,7 +174,7 @@ pub fn store_requests(parts: &[PartCount], chunk_size: u64) -> StoreRequests {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::capacity::counts::{part_counts, Source};
+    use crate::counts::{part_counts, Source};
     use solve2048_core::Game;
 
     /// The requests `solve --json` counted (forward, backward; every
