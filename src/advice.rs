@@ -5,13 +5,26 @@
 use std::error::Error;
 
 use solve2048_coordinator::CoordinatorError;
+use solve2048_plan::{PlanError, Setting};
 use solve2048_worker::budget::BudgetError;
 
 /// `cause`'s message in the command line's words, where they differ from
 /// its own: the flag it is about named.
 pub fn message(cause: &(dyn Error + 'static)) -> Option<String> {
-    let budget = cause.downcast_ref::<BudgetError>()?;
-    Some(match budget {
+    if let Some(PlanError::TooSmall { setting, least, .. }) = cause.downcast_ref::<PlanError>() {
+        let flag = match setting {
+            Setting::Workers => "--workers",
+            Setting::ThreadsPerWorker => "--threads-per-worker",
+            Setting::WorkerMemory => "--worker-memory",
+            Setting::Slots => "--slots",
+            Setting::ChunkSize => "--chunk-size",
+        };
+        return Some(match setting {
+            Setting::WorkerMemory => format!("{flag} must be more than 0 GiB"),
+            _ => format!("{flag} must be at least {least}"),
+        });
+    }
+    Some(match cause.downcast_ref::<BudgetError>()? {
         BudgetError::NotPositive { gib } => format!("--memory {gib} must be more than 0 GiB"),
         BudgetError::UnknownMachine => {
             "cannot tell this machine's memory: pass --memory GiB".into()

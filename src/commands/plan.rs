@@ -6,7 +6,7 @@ use std::fmt::Write;
 use solve2048_coordinator::{CoordinatorError, Records};
 use solve2048_core::task::LayerIndex;
 use solve2048_core::Game;
-use solve2048_plan::{Cluster, Plan, PlanError, Setting};
+use solve2048_plan::{Cluster, Plan};
 
 use crate::args::GameArgs;
 use crate::human::{self, GIB};
@@ -67,7 +67,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         slots: args.slots,
         chunk_size: args.chunk_size,
     };
-    spec.validate().map_err(refusal)?;
+    spec.validate()?;
     let stored = match &args.store {
         Some(location) => {
             let store = open_existing(location)?;
@@ -76,32 +76,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
         None => Vec::new(),
     };
-    let plan = solve2048_plan::plan(&game, &spec, &stored).map_err(refusal)?;
+    let plan = solve2048_plan::plan(&game, &spec, &stored)?;
     if args.json {
         println!("{}", serde_json::to_string(&plan)?);
     } else {
         print!("{}", render_plan(&plan));
     }
     Ok(())
-}
-
-/// A plan's refusal in the words of this command's flags.
-fn refusal(e: PlanError) -> anyhow::Error {
-    match e {
-        PlanError::TooSmall { setting, least, .. } => {
-            let flag = match setting {
-                Setting::Workers => "--workers",
-                Setting::ThreadsPerWorker => "--threads-per-worker",
-                Setting::WorkerMemory => "--worker-memory",
-                Setting::Slots => "--slots",
-                Setting::ChunkSize => "--chunk-size",
-            };
-            match setting {
-                Setting::WorkerMemory => anyhow::anyhow!("{flag} must be more than 0 GiB"),
-                _ => anyhow::anyhow!("{flag} must be at least {least}"),
-            }
-        }
-    }
 }
 
 /// The exact layers of `game` a store has indexed (empty when none yet).
