@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use solve2048_coordinator::scheduler::OverallProgress;
 use solve2048_coordinator::{Phase, Progress};
+use solve2048_core::task::StageKind;
 
 use crate::human::{eprint_line, eta};
 
@@ -23,7 +24,7 @@ pub fn reset_peak_rss() {
 #[derive(Default)]
 struct State {
     phase: Option<Phase>,
-    stage: &'static str,
+    stage: Option<StageKind>,
     sum: u32,
     stage_tasks: usize,
     stage_done: usize,
@@ -73,7 +74,7 @@ impl Reporter {
             Progress::Stage {
                 stage, sum, tasks, ..
             } => {
-                s.stage = stage;
+                s.stage = Some(*stage);
                 s.sum = *sum;
                 s.stage_tasks = *tasks;
                 s.stage_done = 0;
@@ -90,7 +91,7 @@ impl Reporter {
                 }
                 s.stage_done += 1;
                 s.phase_states += states;
-                if matches!(s.stage, "expand" | "merge") {
+                if matches!(s.stage, Some(StageKind::Expand | StageKind::Merge)) {
                     s.states += states;
                 }
                 if *skipped {
@@ -163,7 +164,7 @@ fn render(s: &State, now: Instant) -> String {
     format!(
         "{whole}{phase}: layer {} {} {}/{} | {} states found | {:.0} states/s{}",
         s.sum,
-        s.stage,
+        s.stage.map_or("", StageKind::as_str),
         s.stage_done,
         s.stage_tasks,
         s.states,

@@ -16,7 +16,7 @@ use crate::records::{CoordinatorError, FailureRecord, Records};
 use crate::scheduler::{
     Counters, OverallProgress, Snapshot, TaskEntry, TaskState, WorkerEntry, WorkerHealth,
 };
-use solve2048_core::task::Phase;
+use solve2048_core::task::{Phase, StageKind};
 
 /// Where the job as a whole stands.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -31,10 +31,10 @@ pub enum JobState {
 }
 
 /// One stage of one part.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PartRow {
-    /// merge, enumerate or solve.
-    pub stage: String,
+    /// The stage's kind.
+    pub stage: StageKind,
     /// Tile sum.
     pub sum: u32,
     /// Max tile value.
@@ -175,7 +175,7 @@ impl JobStatus {
 /// and solve (`states_ahead` beyond them), and the phase the job is in.
 fn part_rows(tasks: &[TaskEntry], states_ahead: u64) -> (Vec<PartRow>, u64, Phase) {
     let mut rows: Vec<PartRow> = Vec::new();
-    let mut index: BTreeMap<(String, u32, u8), usize> = BTreeMap::new();
+    let mut index: BTreeMap<(StageKind, u32, u8), usize> = BTreeMap::new();
     let mut remaining = states_ahead;
     let mut phase = Phase::Enumerate;
     for t in tasks {
@@ -183,13 +183,18 @@ fn part_rows(tasks: &[TaskEntry], states_ahead: u64) -> (Vec<PartRow>, u64, Phas
             phase = Phase::Solve;
         }
         let Some(part) = t.part else { continue };
-        let key = (t.stage.clone(), part.sum, part.max_exp);
+        let key = (t.stage, part.sum, part.max_exp);
         let i = *index.entry(key).or_insert_with(|| {
             rows.push(PartRow {
-                stage: t.stage.clone(),
+                stage: t.stage,
                 sum: part.sum,
                 max_tile: 1 << part.max_exp,
-                ..PartRow::default()
+                pending: 0,
+                leased: 0,
+                done: 0,
+                failed: 0,
+                states_done: 0,
+                states_total: 0,
             });
             rows.len() - 1
         });
@@ -204,7 +209,8 @@ fn part_rows(tasks: &[TaskEntry], states_ahead: u64) -> (Vec<PartRow>, u64, Phas
                 row.states_done += t.states;
             }
         }
-        if t.state != TaskState::Done && (t.stage == "enumerate" || t.stage == "solve") {
+        if t.state != TaskState::Done && matches!(t.stage, StageKind::Enumerate | StageKind::Solve)
+        {
             remaining += t.states;
         }
     }
@@ -287,7 +293,7 @@ pub struct ChunkRow {
     /// The task's key.
     pub task: String,
     /// Stage.
-    pub stage: String,
+    pub stage: StageKind,
     /// Part.
     pub sum: u32,
     /// Max tile value.
@@ -367,7 +373,7 @@ impl Known {
     fn row(
         &self,
         key: String,
-        stage: &str,
+        stage: StageKind,
         part: PartId,
         chunk: Option<(u32, u32)>,
         states: u64,
@@ -377,7 +383,7 @@ impl Known {
             state: self.state_of(&key),
             failed_attempts: f.map_or(0, |f| f.attempts),
             last_error: f.map(|f| f.last_error.clone()),
-            stage: stage.to_string(),
+            stage,
             sum: part.sum,
             max_tile: 1 << part.max_exp,
             group: chunk.map(|c| c.0),
@@ -392,7 +398,7 @@ impl Known {
 /// Every chunk task and every unfinished task, from the store alone.
 pub async fn chunk_rows(records: &Records) -> Result<Vec<ChunkRow>, CoordinatorError> {
     let known = Known::read(records).await?;
-    let row = |key, stage: &str, part, chunk, states| known.row(key, stage, part, chunk, states);
+    let row = |key, stage, part, chunk, states| known.row(key, stage, part, chunk, states);
     let live = &known.live;
     let mut rows = Vec::new();
     let mut listed = BTreeSet::new();
@@ -404,7 +410,7 @@ pub async fn chunk_rows(records: &Records) -> Result<Vec<ChunkRow>, CoordinatorE
                     "s{:05}-m{:02}-g{:04}-c{:04}",
                     id.part.sum, id.part.max_exp, id.group, id.index
                 );
-                for stage in ["enumerate", "solve"] {
+                for stage in [StageKind::Enumerate, StageKind::Solve] {
                     let key = format!("{stage}-{name}");
                     let mut r = row(
                         key.clone(),
@@ -414,7 +420,7 @@ pub async fn chunk_rows(records: &Records) -> Result<Vec<ChunkRow>, CoordinatorE
                         c.count,
                     );
                     r.objects.push(layout::states_of(c));
-                    if stage == "solve" {
+                    if stage == StageKind::Solve {
                         if let Some(s) = part.solved.iter().find(|s| s.chunk.id == id) {
                             r.objects.push(layout::values_of(s));
                             r.objects.push(layout::policy_of(s));
@@ -433,7 +439,7 @@ pub async fn chunk_rows(records: &Records) -> Result<Vec<ChunkRow>, CoordinatorE
         }
         let part = t.part.unwrap_or(PartId { sum: 0, max_exp: 0 });
         let chunk = t.chunk.map(|c| (c.group, c.index));
-        rows.push(row(key.clone(), &t.stage, part, chunk, t.states));
+        rows.push(row(key.clone(), t.stage, part, chunk, t.states));
     }
     Ok(rows)
 }

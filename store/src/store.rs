@@ -218,12 +218,19 @@ impl Store {
     }
 
     /// Write a whole object atomically: one put, or for a large object a
-    /// multipart upload, which becomes visible only when it completes.
+    /// multipart upload, which becomes visible only when it completes. Its
+    /// bytes count as written once it is.
     pub async fn put(&self, object: &str, bytes: Vec<u8>) -> Result<(), StoreError> {
         self.writable(object)?;
-        quota::take(object, bytes.len() as u64)?;
-        self.written
-            .fetch_add(bytes.len() as u64, Ordering::Relaxed);
+        let len = bytes.len() as u64;
+        quota::take(object, len)?;
+        self.put_whole(object, bytes).await?;
+        self.written.fetch_add(len, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// [`Store::put`]'s write, retried.
+    async fn put_whole(&self, object: &str, bytes: Vec<u8>) -> Result<(), StoreError> {
         let path = ObjectPath::from(object);
         let bytes = Bytes::from(bytes);
         let name = |source| StoreError::Write {

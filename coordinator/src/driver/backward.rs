@@ -9,7 +9,7 @@ use solve2048_core::space::ids::{ChunkId, PartId};
 use solve2048_core::space::parts::successor_parts;
 use solve2048_core::task::{
     gather_cuts, ChunkRef, GatherGroup, GatherPiece, LayerIndex, Phase, RequestRef, ResponseRef,
-    SolvedRef, TargetGroups, Task, TaskOutput, GATHER_ANSWER_CHUNKS,
+    SolvedRef, StageKind, TargetGroups, Task, TaskOutput, GATHER_ANSWER_CHUNKS,
 };
 use solve2048_store::layout;
 
@@ -75,10 +75,10 @@ impl Driver<'_> {
                 .collect();
             self.solve_layer(sum, layers, &mut carried).await?;
             if !asks.is_empty() {
-                for out in self.stage(Phase::Solve, "ask", sum, asks).await? {
+                for out in self.stage(Phase::Solve, StageKind::Ask, sum, asks).await? {
                     match out {
                         TaskOutput::Requests(asked) => file_requests(&mut carried.requests, asked),
-                        other => return Err(unexpected("ask", &other)),
+                        other => return Err(unexpected(StageKind::Ask, &other)),
                     }
                 }
             }
@@ -129,7 +129,10 @@ impl Driver<'_> {
             .map(|r| r.object)
             .collect();
         let mut refs = Vec::with_capacity(chunks.len());
-        for out in self.stage(Phase::Solve, "solve", sum, tasks).await? {
+        for out in self
+            .stage(Phase::Solve, StageKind::Solve, sum, tasks)
+            .await?
+        {
             match out {
                 TaskOutput::Solved {
                     solved,
@@ -140,7 +143,7 @@ impl Driver<'_> {
                     refs.push(solved);
                     self.note_evaluated(&evaluated);
                 }
-                other => return Err(unexpected("solve", &other)),
+                other => return Err(unexpected(StageKind::Solve, &other)),
             }
         }
         self.index_solved(sum, &refs).await?;
@@ -181,14 +184,17 @@ impl Driver<'_> {
             .into_iter()
             .map(|t| self.with_evaluation(t))
             .collect();
-        for out in self.stage(Phase::Solve, "gather", sum, tasks).await? {
+        for out in self
+            .stage(Phase::Solve, StageKind::Gather, sum, tasks)
+            .await?
+        {
             match out {
                 TaskOutput::Responses(answered) => {
                     for r in answered {
                         carried.responses.entry(r.source).or_default().push(r);
                     }
                 }
-                other => return Err(unexpected("gather", &other)),
+                other => return Err(unexpected(StageKind::Gather, &other)),
             }
         }
         Ok(())
@@ -202,11 +208,13 @@ impl Driver<'_> {
         let layer = |s: u32| solved.get(&s).cloned().unwrap_or_default();
         let starts = [layer(4), layer(6), layer(8)].concat();
         let task = Task::StartValue { layers: starts };
-        let out = self.stage(Phase::Solve, "start", 4, vec![task]).await?;
+        let out = self
+            .stage(Phase::Solve, StageKind::Start, 4, vec![task])
+            .await?;
         match out.first() {
             Some(TaskOutput::StartValue(v)) => Ok(*v),
-            Some(other) => Err(unexpected("start-value", other)),
-            None => Err(unexpected("start-value", &TaskOutput::Runs(Vec::new()))),
+            Some(other) => Err(unexpected(StageKind::Start, other)),
+            None => Err(unexpected(StageKind::Start, &TaskOutput::Runs(Vec::new()))),
         }
     }
 

@@ -10,8 +10,8 @@ use solve2048_core::kernel::splitters;
 use solve2048_core::space::ids::PartId;
 use solve2048_core::space::parts::{start_parts, successor_parts};
 use solve2048_core::task::{
-    merge_pieces, ChunkRef, LayerIndex, MergePiece, PartIndex, Phase, RunRef, TargetGroups, Task,
-    TaskOutput,
+    merge_pieces, ChunkRef, LayerIndex, MergePiece, PartIndex, Phase, RunRef, StageKind,
+    TargetGroups, Task, TaskOutput,
 };
 use solve2048_store::layout;
 
@@ -35,8 +35,10 @@ impl Driver<'_> {
         let seed = Task::Seed {
             targets: self.targets(start_parts(&self.job.game).into_keys(), &sizes),
         };
-        let seed = self.stage(Phase::Enumerate, "seed", 4, vec![seed]).await?;
-        add_outputs(&mut pending, &mut requests, "seed", seed)?;
+        let seed = self
+            .stage(Phase::Enumerate, StageKind::Seed, 4, vec![seed])
+            .await?;
+        add_outputs(&mut pending, &mut requests, StageKind::Seed, seed)?;
         let mut sum = 4;
         while pending.keys().any(|p| p.sum >= sum) {
             let parts: Vec<PartId> = pending.keys().filter(|p| p.sum == sum).copied().collect();
@@ -67,10 +69,10 @@ impl Driver<'_> {
                 })
             });
             let outputs = self
-                .forward_stage("enumerate", sum, enumerates.collect())
+                .forward_stage(StageKind::Enumerate, sum, enumerates.collect())
                 .await?;
             self.keep_pushes(&outputs);
-            add_outputs(&mut pending, &mut requests, "enumerate", outputs)?;
+            add_outputs(&mut pending, &mut requests, StageKind::Enumerate, outputs)?;
             if !chunks.is_empty() {
                 layers.insert(sum, chunks);
             }
@@ -104,7 +106,7 @@ impl Driver<'_> {
     /// layers, and a group expanded into runs).
     async fn forward_stage(
         &mut self,
-        kind: &'static str,
+        kind: StageKind,
         sum: u32,
         tasks: Vec<Task>,
     ) -> Result<Vec<TaskOutput>, CoordinatorError> {
@@ -140,11 +142,14 @@ impl Driver<'_> {
         let mut chunks: Vec<ChunkRef> = Vec::new();
         // Groups expanded into sorted runs.
         let mut sorted = Pending::new();
-        for out in self.forward_stage("expand", sum, expands.clone()).await? {
+        for out in self
+            .forward_stage(StageKind::Expand, sum, expands.clone())
+            .await?
+        {
             match out {
                 TaskOutput::Chunks(c) => chunks.extend(c),
                 TaskOutput::Runs(runs) => file_runs(&mut sorted, runs),
-                other => return Err(unexpected("expand", &other)),
+                other => return Err(unexpected(StageKind::Expand, &other)),
             }
         }
         for (part, groups) in sorted {
@@ -152,10 +157,13 @@ impl Driver<'_> {
                 merges.extend(self.merge_tasks(part, group, runs));
             }
         }
-        for out in self.forward_stage("merge", sum, merges.clone()).await? {
+        for out in self
+            .forward_stage(StageKind::Merge, sum, merges.clone())
+            .await?
+        {
             match out {
                 TaskOutput::Chunks(c) => chunks.extend(c),
-                other => return Err(unexpected("merge", &other)),
+                other => return Err(unexpected(StageKind::Merge, &other)),
             }
         }
         chunks.sort_by_key(|c| c.id);
@@ -255,7 +263,7 @@ fn file_runs(pending: &mut Pending, runs: Vec<RunRef>) {
 fn add_outputs(
     pending: &mut Pending,
     requests: &mut Requests,
-    kind: &str,
+    kind: StageKind,
     outputs: Vec<TaskOutput>,
 ) -> Result<(), CoordinatorError> {
     for out in outputs {

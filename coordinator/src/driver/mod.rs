@@ -26,7 +26,7 @@ use serde::Serialize;
 use solve2048_core::space::ids::{ChunkId, PartId};
 use solve2048_core::task::evaluation::EvaluationSummary;
 use solve2048_core::task::{
-    FailureKind, JobSpec, Phase, RequestRef, SolvedSummary, Task, TaskOutput,
+    FailureKind, JobSpec, Phase, RequestRef, SolvedSummary, StageKind, Task, TaskOutput,
 };
 
 use solve2048_store::{layout, RequestCounts};
@@ -50,8 +50,8 @@ pub enum Progress {
     Stage {
         /// Phase.
         phase: Phase,
-        /// "seed", "merge", "enumerate", "solve", "ask", "gather" or "start".
-        stage: &'static str,
+        /// Its kind.
+        stage: StageKind,
         /// Tile sum of the layer.
         sum: u32,
         /// Tasks in the stage.
@@ -286,11 +286,29 @@ impl Driver<'_> {
         })
     }
 
+    /// Delete each bundle of `read` (task outputs a stage has consumed) that
+    /// none of `waiting` (what later stages will read) names. Every stage
+    /// that read it has committed, so nothing needs it again, and a rerun
+    /// skips those stages.
+    async fn delete_unreferenced<'a>(
+        &self,
+        read: impl IntoIterator<Item = &'a str>,
+        waiting: impl IntoIterator<Item = &'a str>,
+    ) -> Result<(), CoordinatorError> {
+        let waiting: std::collections::BTreeSet<&str> = waiting.into_iter().collect();
+        let done: std::collections::BTreeSet<&str> =
+            read.into_iter().filter(|o| !waiting.contains(o)).collect();
+        for object in done {
+            self.records.delete(object).await?;
+        }
+        Ok(())
+    }
+
     /// Run a stage's tasks (skipping committed ones); outputs in task order.
     async fn stage(
         &mut self,
         phase: Phase,
-        stage: &'static str,
+        stage: StageKind,
         sum: u32,
         tasks: Vec<Task>,
     ) -> Result<Vec<TaskOutput>, CoordinatorError> {
@@ -300,7 +318,7 @@ impl Driver<'_> {
             sum,
             tasks: tasks.len(),
         });
-        tracing::info!(?phase, stage, sum, tasks = tasks.len(), "stage");
+        tracing::info!(?phase, %stage, sum, tasks = tasks.len(), "stage");
         self.scheduler.track(phase, stage, &tasks);
         let runner = TaskRunner {
             records: &self.records,
@@ -335,7 +353,7 @@ impl Driver<'_> {
         results: Vec<(TaskOutput, Option<Completed>)>,
     ) -> Vec<TaskOutput> {
         let mut outputs = Vec::with_capacity(results.len());
-        let mut ran: Vec<(&'static str, Vec<(Completed, String)>)> = Vec::new();
+        let mut ran: Vec<(StageKind, Vec<(Completed, String)>)> = Vec::new();
         for ((out, done), task) in results.into_iter().zip(tasks) {
             match done {
                 None => self.tasks_skipped += 1,
@@ -460,30 +478,10 @@ impl TaskRunner<'_> {
     }
 }
 
-impl Driver<'_> {
-    /// Delete each bundle of `read` (task outputs a stage has consumed) that
-    /// none of `waiting` (what later stages will read) names. Every stage
-    /// that read it has committed, so nothing needs it again, and a rerun
-    /// skips those stages.
-    async fn delete_unreferenced<'a>(
-        &self,
-        read: impl IntoIterator<Item = &'a str>,
-        waiting: impl IntoIterator<Item = &'a str>,
-    ) -> Result<(), CoordinatorError> {
-        let waiting: std::collections::BTreeSet<&str> = waiting.into_iter().collect();
-        let done: std::collections::BTreeSet<&str> =
-            read.into_iter().filter(|o| !waiting.contains(o)).collect();
-        for object in done {
-            self.records.delete(object).await?;
-        }
-        Ok(())
-    }
-}
-
-/// A commit record whose output does not fit its task.
-fn unexpected(task: &str, out: &TaskOutput) -> CoordinatorError {
+/// A commit record whose output does not fit the kind of its task.
+fn unexpected(kind: StageKind, out: &TaskOutput) -> CoordinatorError {
     CoordinatorError::Damaged {
-        object: layout::commit(task),
+        object: layout::commit(kind.as_str()),
         reason: format!("unexpected output {out:?}"),
     }
 }

@@ -3,7 +3,7 @@
 //! `solve --json`, `status` and the README's measurements.
 
 use serde::Serialize;
-use solve2048_core::task::Phase;
+use solve2048_core::task::{Phase, StageKind};
 use solve2048_store::RequestCounts;
 
 use crate::scheduler::Completed;
@@ -14,9 +14,8 @@ use crate::scheduler::Completed;
 pub struct StageStats {
     /// Forward or backward pass.
     pub phase: Phase,
-    /// The kind of its tasks ([`Task::kind`]): seed, merge, enumerate,
-    /// ask, solve, gather or start.
-    pub stage: &'static str,
+    /// The kind of its tasks.
+    pub stage: StageKind,
     /// Tile sum of the layer.
     pub sum: u32,
     /// Tasks run.
@@ -45,9 +44,8 @@ pub struct StageStats {
 pub struct StageKindStats {
     /// Forward or backward pass.
     pub phase: Phase,
-    /// The kind of its tasks ([`Task::kind`]): seed, merge, enumerate,
-    /// ask, solve, gather or start.
-    pub stage: &'static str,
+    /// The kind of its tasks.
+    pub stage: StageKind,
     /// Tasks run.
     pub tasks: usize,
     /// Its tasks' seconds, lease to report, added up (with one task at a
@@ -75,7 +73,7 @@ impl StageStats {
     /// The statistics of the tasks `ran` (None when none ran).
     pub(super) fn of(
         phase: Phase,
-        stage: &'static str,
+        stage: StageKind,
         sum: u32,
         mut ran: Vec<(Completed, String)>,
     ) -> Option<StageStats> {

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use solve2048_core::space::ids::{ChunkId, PartId};
-use solve2048_core::task::{AttemptId, Phase};
+use solve2048_core::task::{AttemptId, Phase, StageKind};
 use solve2048_store::RequestCounts;
 
 /// Where a task stands.
@@ -35,8 +35,8 @@ pub struct TaskEntry {
     pub key: String,
     /// Forward or backward pass.
     pub phase: Phase,
-    /// seed, merge, enumerate, solve or start.
-    pub stage: String,
+    /// The kind of its stage.
+    pub stage: StageKind,
     /// The part it works on, if one.
     pub part: Option<PartId>,
     /// The chunk it reads, if one.

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use solve2048_core::space::ids::{ChunkId, PartId};
-use solve2048_core::task::{Phase, Task};
+use solve2048_core::task::{Phase, StageKind, Task};
 use tokio::time::Instant;
 
 use super::progress::{
@@ -52,7 +52,7 @@ impl Scheduler {
     }
 
     /// Enter the tasks of a stage in the task table as pending.
-    pub fn track(&self, phase: Phase, stage: &str, tasks: &[Task]) {
+    pub fn track(&self, phase: Phase, stage: StageKind, tasks: &[Task]) {
         let mut st = self.state.lock().unwrap();
         for task in tasks {
             let (part, chunk, states) = describe(task);
@@ -61,7 +61,7 @@ impl Scheduler {
                 TaskEntry {
                     key: task.key(),
                     phase,
-                    stage: stage.to_string(),
+                    stage,
                     part,
                     chunk,
                     states,
@@ -127,7 +127,7 @@ impl Scheduler {
             Some(e) if e.state != TaskState::Done => {
                 e.state = TaskState::Done;
                 e.states = states;
-                e.stage == "enumerate" || e.stage == "solve"
+                matches!(e.stage, StageKind::Enumerate | StageKind::Solve)
             }
             _ => false,
         };
@@ -240,17 +240,17 @@ mod tests {
     use crate::scheduler::LeaseConfig;
 
     /// A committed enumerate or solve task of `states` states.
-    fn commit(s: &Scheduler, key: &str, stage: &str, states: u64) {
+    fn commit(s: &Scheduler, key: &str, stage: StageKind, states: u64) {
         s.state.lock().unwrap().tasks.insert(
             key.to_string(),
             TaskEntry {
                 key: key.to_string(),
-                phase: if stage == "solve" {
+                phase: if stage == StageKind::Solve {
                     Phase::Solve
                 } else {
                     Phase::Enumerate
                 },
-                stage: stage.to_string(),
+                stage,
                 part: None,
                 chunk: None,
                 states,
@@ -277,13 +277,13 @@ mod tests {
             ));
         };
         for (i, &(sum, states)) in layers.iter().enumerate() {
-            commit(s, &format!("enumerate-{sum}"), "enumerate", states);
+            commit(s, &format!("enumerate-{sum}"), StageKind::Enumerate, states);
             look(s);
             s.layer_counted(sum, states, i + 1 == layers.len());
             look(s);
         }
         for &(sum, states) in layers.iter().rev() {
-            commit(s, &format!("solve-{sum}"), "solve", states);
+            commit(s, &format!("solve-{sum}"), StageKind::Solve, states);
             look(s);
         }
         seen

@@ -17,6 +17,52 @@ pub enum Phase {
     Solve,
 }
 
+/// What a stage's tasks do, one kind a stage: the forward pass's seed,
+/// expand, merge and enumerate, the backward pass's ask, solve, gather and
+/// start value. Written as its lowercase name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StageKind {
+    /// The start states' runs.
+    Seed,
+    /// A group's states from the afterstates filed to it.
+    Expand,
+    /// A group's chunks from its sorted runs of states.
+    Merge,
+    /// A chunk's afterstates, filed by the groups their spawns land in.
+    Enumerate,
+    /// A chunk's requests for its afterstates' spawn sums.
+    Ask,
+    /// A chunk's values and policy.
+    Solve,
+    /// A group's answers to the requests addressed to it.
+    Gather,
+    /// The start value.
+    Start,
+}
+
+impl StageKind {
+    /// Its lowercase name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StageKind::Seed => "seed",
+            StageKind::Expand => "expand",
+            StageKind::Merge => "merge",
+            StageKind::Enumerate => "enumerate",
+            StageKind::Ask => "ask",
+            StageKind::Solve => "solve",
+            StageKind::Gather => "gather",
+            StageKind::Start => "start",
+        }
+    }
+}
+
+impl std::fmt::Display for StageKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
 /// The whole job a task belongs to.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct JobSpec {

@@ -50,7 +50,8 @@ pub use cuts::{
     SPAWNS_PER_AFTERSTATE,
 };
 pub use job::{
-    result_digest, JobManifest, JobSpec, LayerIndex, ManifestError, PartIndex, Phase, SolvedSummary,
+    result_digest, JobManifest, JobSpec, LayerIndex, ManifestError, PartIndex, Phase,
+    SolvedSummary, StageKind,
 };
 pub use objects::{
     frames_checksum, AttemptId, ChunkRef, PieceRef, PushRef, RequestRef, ResponseRef, RunFrame,
@@ -216,18 +217,17 @@ pub enum Task {
 }
 
 impl Task {
-    /// What kind of task it is: seed, enumerate, expand, merge, ask, solve,
-    /// gather or start (the names of the stages' statistics).
-    pub fn kind(&self) -> &'static str {
+    /// What kind of task it is, the kind of the stage that runs it.
+    pub fn kind(&self) -> StageKind {
         match self {
-            Task::Seed { .. } => "seed",
-            Task::Enumerate { .. } => "enumerate",
-            Task::Expand { .. } => "expand",
-            Task::Merge { .. } => "merge",
-            Task::Ask { .. } => "ask",
-            Task::Solve { .. } => "solve",
-            Task::Gather { .. } => "gather",
-            Task::StartValue { .. } => "start",
+            Task::Seed { .. } => StageKind::Seed,
+            Task::Enumerate { .. } => StageKind::Enumerate,
+            Task::Expand { .. } => StageKind::Expand,
+            Task::Merge { .. } => StageKind::Merge,
+            Task::Ask { .. } => StageKind::Ask,
+            Task::Solve { .. } => StageKind::Solve,
+            Task::Gather { .. } => StageKind::Gather,
+            Task::StartValue { .. } => StageKind::Start,
         }
     }
 
