@@ -7,7 +7,7 @@
 //! For tests and small games: it keeps every reachable board in a hash map.
 
 use solve2048_core::rules::moves::Mover;
-use solve2048_core::{rules::slow, Game};
+use solve2048_core::{rules::slow, Game, Objective};
 
 use solve2048_core::rules::board::empty_bits;
 use solve2048_core::rules::spawn::SpawnRule;
@@ -62,7 +62,7 @@ impl Eval<'_> {
         let mut v = 0.0;
         if !self.mover.is_lost(x) {
             for (dir, p) in player.distribution(x)? {
-                let after = self.mover.apply(x, dir);
+                let (after, points) = self.mover.apply_scored(x, dir);
                 assert_ne!(
                     after,
                     x,
@@ -70,6 +70,11 @@ impl Eval<'_> {
                     player.name()
                 );
                 let game = self.game;
+                // What the move earns, from the move tables' points: an
+                // independent check of the formula the kernels use.
+                if game.objective == Objective::Score {
+                    assert_eq!(game.reward(x, after), f64::from(points), "{x:#x} {dir:?}");
+                }
                 v += p * game.move_value(x, after, || self.afterstate_value(player, after))?;
             }
         }

@@ -75,10 +75,10 @@ impl Driver<'_> {
                 .collect();
             self.solve_layer(sum, layers, &mut carried).await?;
             if !asks.is_empty() {
-                for out in self.stage(Phase::Solve, StageKind::Ask, sum, asks).await? {
+                for (key, out) in self.stage(Phase::Solve, StageKind::Ask, sum, asks).await? {
                     match out {
                         TaskOutput::Requests(asked) => file_requests(&mut carried.requests, asked),
-                        other => return Err(unexpected(StageKind::Ask, &other)),
+                        other => return Err(unexpected(&key, &other)),
                     }
                 }
             }
@@ -129,7 +129,7 @@ impl Driver<'_> {
             .map(|r| r.object)
             .collect();
         let mut refs = Vec::with_capacity(chunks.len());
-        for out in self
+        for (key, out) in self
             .stage(Phase::Solve, StageKind::Solve, sum, tasks)
             .await?
         {
@@ -143,7 +143,7 @@ impl Driver<'_> {
                     refs.push(solved);
                     self.note_evaluated(&evaluated);
                 }
-                other => return Err(unexpected(StageKind::Solve, &other)),
+                other => return Err(unexpected(&key, &other)),
             }
         }
         self.index_solved(sum, &refs).await?;
@@ -184,7 +184,7 @@ impl Driver<'_> {
             .into_iter()
             .map(|t| self.with_evaluation(t))
             .collect();
-        for out in self
+        for (key, out) in self
             .stage(Phase::Solve, StageKind::Gather, sum, tasks)
             .await?
         {
@@ -194,7 +194,7 @@ impl Driver<'_> {
                         carried.responses.entry(r.source).or_default().push(r);
                     }
                 }
-                other => return Err(unexpected(StageKind::Gather, &other)),
+                other => return Err(unexpected(&key, &other)),
             }
         }
         Ok(())
@@ -212,9 +212,9 @@ impl Driver<'_> {
             .stage(Phase::Solve, StageKind::Start, 4, vec![task])
             .await?;
         match out.first() {
-            Some(TaskOutput::StartValue(v)) => Ok(*v),
-            Some(other) => Err(unexpected(StageKind::Start, other)),
-            None => Err(unexpected(StageKind::Start, &TaskOutput::Runs(Vec::new()))),
+            Some((_, TaskOutput::StartValue(v))) => Ok(*v),
+            Some((key, other)) => Err(unexpected(key, other)),
+            None => Err(unexpected("start-value", &TaskOutput::Runs(Vec::new()))),
         }
     }
 

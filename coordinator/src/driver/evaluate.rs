@@ -22,11 +22,11 @@ impl Driver<'_> {
 
     /// Keep the pushes that enumerate outputs made, for the tasks of the
     /// groups they are addressed to.
-    pub(super) fn keep_pushes(&mut self, outputs: &[TaskOutput]) {
+    pub(super) fn keep_pushes(&mut self, outputs: &[(String, TaskOutput)]) {
         let Some(e) = &mut self.evaluating else {
             return;
         };
-        for out in outputs {
+        for (_, out) in outputs {
             if let TaskOutput::Enumerated { pushes, .. } = out {
                 for p in pushes {
                     e.pushes

@@ -38,7 +38,7 @@ impl Driver<'_> {
         let seed = self
             .stage(Phase::Enumerate, StageKind::Seed, 4, vec![seed])
             .await?;
-        add_outputs(&mut pending, &mut requests, StageKind::Seed, seed)?;
+        add_outputs(&mut pending, &mut requests, seed)?;
         let mut sum = 4;
         while pending.keys().any(|p| p.sum >= sum) {
             let parts: Vec<PartId> = pending.keys().filter(|p| p.sum == sum).copied().collect();
@@ -72,7 +72,7 @@ impl Driver<'_> {
                 .forward_stage(StageKind::Enumerate, sum, enumerates.collect())
                 .await?;
             self.keep_pushes(&outputs);
-            add_outputs(&mut pending, &mut requests, StageKind::Enumerate, outputs)?;
+            add_outputs(&mut pending, &mut requests, outputs)?;
             if !chunks.is_empty() {
                 layers.insert(sum, chunks);
             }
@@ -109,7 +109,7 @@ impl Driver<'_> {
         kind: StageKind,
         sum: u32,
         tasks: Vec<Task>,
-    ) -> Result<Vec<TaskOutput>, CoordinatorError> {
+    ) -> Result<Vec<(String, TaskOutput)>, CoordinatorError> {
         match tasks.is_empty() {
             true => Ok(Vec::new()),
             false => self.stage(Phase::Enumerate, kind, sum, tasks).await,
@@ -142,14 +142,14 @@ impl Driver<'_> {
         let mut chunks: Vec<ChunkRef> = Vec::new();
         // Groups expanded into sorted runs.
         let mut sorted = Pending::new();
-        for out in self
+        for (key, out) in self
             .forward_stage(StageKind::Expand, sum, expands.clone())
             .await?
         {
             match out {
                 TaskOutput::Chunks(c) => chunks.extend(c),
                 TaskOutput::Runs(runs) => file_runs(&mut sorted, runs),
-                other => return Err(unexpected(StageKind::Expand, &other)),
+                other => return Err(unexpected(&key, &other)),
             }
         }
         for (part, groups) in sorted {
@@ -157,13 +157,13 @@ impl Driver<'_> {
                 merges.extend(self.merge_tasks(part, group, runs));
             }
         }
-        for out in self
+        for (key, out) in self
             .forward_stage(StageKind::Merge, sum, merges.clone())
             .await?
         {
             match out {
                 TaskOutput::Chunks(c) => chunks.extend(c),
-                other => return Err(unexpected(StageKind::Merge, &other)),
+                other => return Err(unexpected(&key, &other)),
             }
         }
         chunks.sort_by_key(|c| c.id);
@@ -258,15 +258,14 @@ fn file_runs(pending: &mut Pending, runs: Vec<RunRef>) {
     }
 }
 
-/// Files the runs and requests of the seed's or an enumerate's outputs
-/// (`kind`); any other output is an error.
+/// Files the runs and requests of the seed's or the enumerates' outputs (by
+/// task key); any other output is an error.
 fn add_outputs(
     pending: &mut Pending,
     requests: &mut Requests,
-    kind: StageKind,
-    outputs: Vec<TaskOutput>,
+    outputs: Vec<(String, TaskOutput)>,
 ) -> Result<(), CoordinatorError> {
-    for out in outputs {
+    for (key, out) in outputs {
         match out {
             TaskOutput::Runs(runs) => file_runs(pending, runs),
             TaskOutput::Enumerated {
@@ -277,7 +276,7 @@ fn add_outputs(
                 file_runs(pending, runs);
                 file_requests(requests, asked);
             }
-            other => return Err(unexpected(kind, &other)),
+            other => return Err(unexpected(&key, &other)),
         }
     }
     Ok(())

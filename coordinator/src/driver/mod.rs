@@ -304,14 +304,15 @@ impl Driver<'_> {
         Ok(())
     }
 
-    /// Run a stage's tasks (skipping committed ones); outputs in task order.
+    /// Run a stage's tasks (skipping committed ones); each task's key and
+    /// output, in task order.
     async fn stage(
         &mut self,
         phase: Phase,
         stage: StageKind,
         sum: u32,
         tasks: Vec<Task>,
-    ) -> Result<Vec<TaskOutput>, CoordinatorError> {
+    ) -> Result<Vec<(String, TaskOutput)>, CoordinatorError> {
         (self.progress)(&Progress::Stage {
             phase,
             stage,
@@ -344,14 +345,14 @@ impl Driver<'_> {
 
     /// Counts a stage's tasks run and skipped, and records the statistics
     /// of those run by task kind (a backward stage runs solves and asks), in
-    /// the order the kinds first appear; returns the outputs.
+    /// the order the kinds first appear; returns the tasks' keys and outputs.
     fn count_run(
         &mut self,
         phase: Phase,
         sum: u32,
         tasks: &[Task],
         results: Vec<(TaskOutput, Option<Completed>)>,
-    ) -> Vec<TaskOutput> {
+    ) -> Vec<(String, TaskOutput)> {
         let mut outputs = Vec::with_capacity(results.len());
         let mut ran: Vec<(StageKind, Vec<(Completed, String)>)> = Vec::new();
         for ((out, done), task) in results.into_iter().zip(tasks) {
@@ -366,7 +367,7 @@ impl Driver<'_> {
                     }
                 }
             }
-            outputs.push(out);
+            outputs.push((task.key(), out));
         }
         for (kind, of_kind) in ran {
             self.stages
@@ -478,10 +479,10 @@ impl TaskRunner<'_> {
     }
 }
 
-/// A commit record whose output does not fit the kind of its task.
-fn unexpected(kind: StageKind, out: &TaskOutput) -> CoordinatorError {
+/// The commit record of the task `key`, whose output does not fit the task.
+fn unexpected(key: &str, out: &TaskOutput) -> CoordinatorError {
     CoordinatorError::Damaged {
-        object: layout::commit(kind.as_str()),
+        object: layout::commit(key),
         reason: format!("unexpected output {out:?}"),
     }
 }
