@@ -72,11 +72,20 @@ pub enum CoordinatorError {
     /// Stopped by a signal or a shutdown request; rerun the same command to resume.
     #[error("interrupted; run the same command again to resume")]
     Interrupted,
-    /// The gRPC server could not run.
-    #[error("cannot serve: {reason}")]
-    Serve {
+    /// The gRPC server's TLS could not be set up.
+    #[error("cannot serve: TLS setup")]
+    Tls {
         /// Why.
-        reason: String,
+        #[source]
+        source: tonic::transport::Error,
+    },
+    /// The store's check before serving (of a solved store, or for a
+    /// repair) could not run.
+    #[error("cannot serve")]
+    Check {
+        /// Why.
+        #[source]
+        source: solve2048_store::check::CheckError,
     },
     /// A task failed in a way no retry can mend (a damaged committed input).
     #[error("task {task} cannot succeed: {error}")]

@@ -295,9 +295,7 @@ fn grpc(config: &ServerConfig, state: Arc<ServiceState>) -> Result<Router, Coord
     if let Some(tls) = &config.tls {
         builder = builder
             .tls_config(ServerTlsConfig::new().identity(Identity::from_pem(&tls.cert, &tls.key)))
-            .map_err(|e| CoordinatorError::Serve {
-                reason: format!("TLS setup: {e}"),
-            })?;
+            .map_err(|source| CoordinatorError::Tls { source })?;
     }
     Ok(builder.add_service(make_service(state, &config.token)))
 }
@@ -309,12 +307,7 @@ async fn set_damage_aside(records: &Records, lock: &mut Lock) -> Result<Repair, 
     tracing::warn!(store = %store.location(), "repair: checking every object of the store");
     let report = check_store(store, CHECK_JOBS, &|_| {})
         .await
-        .map_err(|e| match e {
-            CheckError::Store(e) => CoordinatorError::Store(e),
-            other => CoordinatorError::Serve {
-                reason: other.to_string(),
-            },
-        })?;
+        .map_err(check_failed)?;
     lock.raise_epoch(report.max_epoch + 1).await?;
     let mut damaged = BTreeSet::new();
     for r in &report.rejected {
@@ -335,6 +328,14 @@ async fn set_damage_aside(records: &Records, lock: &mut Lock) -> Result<Repair, 
     Ok(Repair::new(damaged))
 }
 
+/// A store's check that could not run: the store's own error, or why not.
+fn check_failed(e: CheckError) -> CoordinatorError {
+    match e {
+        CheckError::Store(e) => CoordinatorError::Store(e),
+        source => CoordinatorError::Check { source },
+    }
+}
+
 /// Objects a store's check reads at once.
 const CHECK_JOBS: usize = 16;
 
@@ -348,12 +349,7 @@ async fn refuse_damaged_solved(records: &Records) -> Result<(), CoordinatorError
     tracing::info!("the store is solved already: checking every object");
     let report = check_store(records.store(), CHECK_JOBS, &|_| {})
         .await
-        .map_err(|e| match e {
-            CheckError::Store(e) => CoordinatorError::Store(e),
-            other => CoordinatorError::Serve {
-                reason: other.to_string(),
-            },
-        })?;
+        .map_err(check_failed)?;
     match report.rejected.first() {
         None => Ok(()),
         Some(first) => Err(CoordinatorError::StoreDamaged {
