@@ -209,8 +209,7 @@ fn part_rows(tasks: &[TaskEntry], states_ahead: u64) -> (Vec<PartRow>, u64, Phas
                 row.states_done += t.states;
             }
         }
-        if t.state != TaskState::Done && matches!(t.stage, StageKind::Enumerate | StageKind::Solve)
-        {
+        if t.state != TaskState::Done && t.stage.counts_states() {
             remaining += t.states;
         }
     }
@@ -398,8 +397,6 @@ impl Known {
 /// Every chunk task and every unfinished task, from the store alone.
 pub async fn chunk_rows(records: &Records) -> Result<Vec<ChunkRow>, CoordinatorError> {
     let known = Known::read(records).await?;
-    let row = |key, stage, part, chunk, states| known.row(key, stage, part, chunk, states);
-    let live = &known.live;
     let mut rows = Vec::new();
     let mut listed = BTreeSet::new();
     for index in records.layer_indexes().await? {
@@ -412,7 +409,7 @@ pub async fn chunk_rows(records: &Records) -> Result<Vec<ChunkRow>, CoordinatorE
                 );
                 for stage in [StageKind::Enumerate, StageKind::Solve] {
                     let key = format!("{stage}-{name}");
-                    let mut r = row(
+                    let mut r = known.row(
                         key.clone(),
                         stage,
                         id.part,
@@ -433,13 +430,13 @@ pub async fn chunk_rows(records: &Records) -> Result<Vec<ChunkRow>, CoordinatorE
         }
     }
     // Tasks with no chunk in an index yet: merges, and tasks the status knows.
-    for (key, t) in live {
+    for (key, t) in &known.live {
         if listed.contains(key) {
             continue;
         }
         let part = t.part.unwrap_or(PartId { sum: 0, max_exp: 0 });
         let chunk = t.chunk.map(|c| (c.group, c.index));
-        rows.push(row(key.clone(), t.stage, part, chunk, t.states));
+        rows.push(known.row(key.clone(), t.stage, part, chunk, t.states));
     }
     Ok(rows)
 }

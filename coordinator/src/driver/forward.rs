@@ -42,7 +42,7 @@ impl Driver<'_> {
         let mut sum = 4;
         while pending.keys().any(|p| p.sum >= sum) {
             let parts: Vec<PartId> = pending.keys().filter(|p| p.sum == sum).copied().collect();
-            let (chunks, ran) = self.expand_and_merge(sum, &parts, &mut pending).await?;
+            let (chunks, read) = self.expand_and_merge(sum, &parts, &mut pending).await?;
             self.index_layer(sum, parts, &chunks, &sizes).await?;
             for c in &chunks {
                 *sizes.entry(c.id.part).or_default() += c.count;
@@ -50,16 +50,11 @@ impl Driver<'_> {
             self.scheduler
                 .layer_counted(sum, chunks.iter().map(|c| c.count).sum(), false);
             // Free the run bundles no layer still waiting to expand reads.
-            let read = ran.iter().flat_map(|t| match t {
-                Task::Expand { runs, .. } | Task::Merge { runs, .. } => {
-                    runs.iter().map(|r| r.object.as_str()).collect()
-                }
-                _ => Vec::new(),
-            });
             let waiting = (pending.values())
                 .flat_map(|groups| groups.values().flatten())
                 .map(|r| r.object.as_str());
-            self.delete_unreferenced(read, waiting).await?;
+            self.delete_unreferenced(read.iter().map(String::as_str), waiting)
+                .await?;
             let enumerates = chunks.iter().map(|c| {
                 self.with_evaluation(Task::Enumerate {
                     chunk: *c,
@@ -118,17 +113,19 @@ impl Driver<'_> {
 
     /// Layer `sum`'s chunks (sorted), made from the runs `pending` holds for
     /// its `parts`: each group's expand, then the merge of the groups of
-    /// state runs and of those expanded into sorted runs. Returns the tasks
-    /// run beside them.
+    /// state runs and of those expanded into sorted runs. Returns the run
+    /// bundles they read beside them.
     async fn expand_and_merge(
         &mut self,
         sum: u32,
         parts: &[PartId],
         pending: &mut Pending,
-    ) -> Result<(Vec<ChunkRef>, Vec<Task>), CoordinatorError> {
+    ) -> Result<(Vec<ChunkRef>, Vec<String>), CoordinatorError> {
         let (mut expands, mut merges) = (Vec::new(), Vec::new());
+        let mut read: Vec<String> = Vec::new();
         for part in parts {
             for (group, runs) in pending.remove(part).unwrap() {
+                read.extend(runs.iter().map(|r| r.object.clone()));
                 match runs.iter().any(|r| r.spawns.is_some()) {
                     true => expands.push(Task::Expand {
                         part: *part,
@@ -142,10 +139,7 @@ impl Driver<'_> {
         let mut chunks: Vec<ChunkRef> = Vec::new();
         // Groups expanded into sorted runs.
         let mut sorted = Pending::new();
-        for (key, out) in self
-            .forward_stage(StageKind::Expand, sum, expands.clone())
-            .await?
-        {
+        for (key, out) in self.forward_stage(StageKind::Expand, sum, expands).await? {
             match out {
                 TaskOutput::Chunks(c) => chunks.extend(c),
                 TaskOutput::Runs(runs) => file_runs(&mut sorted, runs),
@@ -154,21 +148,18 @@ impl Driver<'_> {
         }
         for (part, groups) in sorted {
             for (group, runs) in groups {
+                read.extend(runs.iter().map(|r| r.object.clone()));
                 merges.extend(self.merge_tasks(part, group, runs));
             }
         }
-        for (key, out) in self
-            .forward_stage(StageKind::Merge, sum, merges.clone())
-            .await?
-        {
+        for (key, out) in self.forward_stage(StageKind::Merge, sum, merges).await? {
             match out {
                 TaskOutput::Chunks(c) => chunks.extend(c),
                 other => return Err(unexpected(&key, &other)),
             }
         }
         chunks.sort_by_key(|c| c.id);
-        expands.extend(merges);
-        Ok((chunks, expands))
+        Ok((chunks, read))
     }
 
     /// Writes the index of layer `sum`: its `parts` that have chunks (a part

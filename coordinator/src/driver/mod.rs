@@ -356,18 +356,19 @@ impl Driver<'_> {
         let mut outputs = Vec::with_capacity(results.len());
         let mut ran: Vec<(StageKind, Vec<(Completed, String)>)> = Vec::new();
         for ((out, done), task) in results.into_iter().zip(tasks) {
+            let key = task.key();
             match done {
                 None => self.tasks_skipped += 1,
                 Some(done) => {
                     self.tasks_run += 1;
                     let kind = task.kind();
                     match ran.iter_mut().find(|(k, _)| *k == kind) {
-                        Some((_, of_kind)) => of_kind.push((done, task.key())),
-                        None => ran.push((kind, vec![(done, task.key())])),
+                        Some((_, of_kind)) => of_kind.push((done, key.clone())),
+                        None => ran.push((kind, vec![(done, key.clone())])),
                     }
                 }
             }
-            outputs.push((task.key(), out));
+            outputs.push((key, out));
         }
         for (kind, of_kind) in ran {
             self.stages

@@ -127,7 +127,7 @@ impl Scheduler {
             Some(e) if e.state != TaskState::Done => {
                 e.state = TaskState::Done;
                 e.states = states;
-                matches!(e.stage, StageKind::Enumerate | StageKind::Solve)
+                e.stage.counts_states()
             }
             _ => false,
         };

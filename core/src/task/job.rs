@@ -55,6 +55,12 @@ impl StageKind {
             StageKind::Start => "start",
         }
     }
+
+    /// Whether its tasks count toward the job's work in states: every state
+    /// is enumerated once and solved once.
+    pub fn counts_states(self) -> bool {
+        matches!(self, StageKind::Enumerate | StageKind::Solve)
+    }
 }
 
 impl std::fmt::Display for StageKind {
