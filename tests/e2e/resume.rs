@@ -15,12 +15,15 @@ use crate::reference::solved;
 const ARGS: [&str; 6] = ["--board", "3", "--target", "256", "--chunk-size", "20000"];
 
 /// Commit records whose task key starts with `prefix` (`enumerate-`,
-/// `solve-`, or `` for all).
+/// `solve-`, or `` for all). The staging file of a record a kill
+/// interrupted (`<key>.json#<digits>`) is no commit.
 fn commits(dir: &Path, prefix: &str) -> usize {
     std::fs::read_dir(dir.join("commits")).map_or(0, |r| {
         r.filter(|e| {
-            e.as_ref()
-                .is_ok_and(|e| e.file_name().to_string_lossy().starts_with(prefix))
+            e.as_ref().is_ok_and(|e| {
+                let name = e.file_name().to_string_lossy().to_string();
+                name.starts_with(prefix) && name.ends_with(".json")
+            })
         })
         .count()
     })
