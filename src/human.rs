@@ -39,23 +39,13 @@ pub fn eta(secs: Option<f64>) -> String {
     }
 }
 
-/// An error and its causes on one line, each cause once: a cause whose text
-/// its parent's message already ends with (thiserror messages that quote
-/// their source) is not repeated. Each is in the command line's words
-/// ([`advice::message`]), and what to do about it follows
-/// ([`advice::hint`]).
+/// An error and its causes on one line (each error prints its own words
+/// and exposes its cause as `source()`, so each cause appears once), each
+/// in the command line's words ([`advice::message`]), then what to do about
+/// it ([`advice::hint`]).
 pub fn error_chain(e: &anyhow::Error) -> String {
     let words = |c: &(dyn std::error::Error + 'static)| advice::message(c).unwrap_or(c.to_string());
-    let mut out = String::new();
-    for cause in e.chain() {
-        let c = words(cause);
-        if out.is_empty() {
-            out = c;
-        } else if !out.contains(&c) {
-            out.push_str(": ");
-            out.push_str(&c);
-        }
-    }
+    let mut out = e.chain().map(words).collect::<Vec<_>>().join(": ");
     out.extend(e.chain().find_map(advice::hint));
     out
 }
@@ -111,20 +101,44 @@ mod tests {
 mod chain_tests {
     use super::error_chain;
 
-    #[derive(Debug, thiserror::Error)]
-    #[error("rejected x.chunk: {source}")]
-    struct Quoting {
-        source: std::io::Error,
-    }
-
+    /// A damaged chunk met by a solve task, as the job reports it: the
+    /// worker's error with its causes travels as the failure's text, the
+    /// coordinator's errors wrap it; each part is said once.
     #[test]
-    fn a_cause_quoted_by_its_parent_is_not_repeated() {
-        let e = anyhow::Error::new(Quoting {
-            source: std::io::Error::other("payload checksum mismatch"),
+    fn each_cause_is_printed_once() {
+        use solve2048_coordinator::CoordinatorError;
+        use solve2048_core::chain::Chain;
+        use solve2048_core::formats::chunk::FormatError;
+        use solve2048_core::task::{Failure, FailureKind};
+        use solve2048_store::StoreError;
+        use solve2048_worker::WorkerError;
+        let rejected = WorkerError::Store(StoreError::Rejected {
+            object: "x.chunk".into(),
+            source: FormatError::PayloadChecksum {
+                expected: 1,
+                found: 2,
+            },
         });
+        assert_eq!(rejected.kind(), FailureKind::Damaged);
+        let fatal = CoordinatorError::TaskFatal {
+            task: "solve-x".into(),
+            failure: Failure {
+                kind: rejected.kind(),
+                message: Chain(&rejected).to_string(),
+            },
+        };
+        assert!(fatal.is_damage());
+        let damaged = CoordinatorError::StoreDamaged {
+            location: "s".into(),
+            source: Box::new(fatal),
+        };
+        let e = anyhow::Error::new(damaged).context("solving 3x3-to-64");
+        let line = error_chain(&e);
         assert_eq!(
-            error_chain(&e),
-            "rejected x.chunk: payload checksum mismatch"
+            line.lines().next().unwrap(),
+            "solving 3x3-to-64: store s is damaged: task solve-x cannot succeed: rejected x.chunk: \
+             payload checksum mismatch: header 0x0000000000000001, computed 0x0000000000000002 \
+             (file damaged)"
         );
         let e = anyhow::Error::new(std::io::Error::other("disk full")).context("writing a.json");
         assert_eq!(error_chain(&e), "writing a.json: disk full");
@@ -140,13 +154,18 @@ mod chain_tests {
         assert_eq!(error_chain(&e), "--memory 0 must be more than 0 GiB");
         let damaged = CoordinatorError::StoreDamaged {
             location: "s".into(),
-            error: "rejected x.chunk: payload checksum mismatch".into(),
+            source: Box::new(CoordinatorError::Unsound {
+                count: 1,
+                object: "x.chunk".into(),
+                reason: "payload checksum mismatch".into(),
+            }),
         };
         assert!(!damaged.to_string().contains("--"), "{damaged}");
         let e = anyhow::Error::new(damaged).context("solving 3x3-to-64");
         assert_eq!(
             error_chain(&e),
-            "solving 3x3-to-64: store s is damaged: rejected x.chunk: payload checksum mismatch\n\
+            "solving 3x3-to-64: store s is damaged: 1 damaged or missing objects, the first \
+             x.chunk: payload checksum mismatch\n\
              `solve2048 verify --store s` lists every damaged object; rerun this same command \
              with --repair to set them aside in quarantine/ and redo the tasks that wrote them"
         );

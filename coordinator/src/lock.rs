@@ -17,6 +17,7 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
+use solve2048_core::chain::Chain;
 use solve2048_store::layout;
 
 use crate::records::{CoordinatorError, Records};
@@ -182,7 +183,7 @@ impl Lock {
                 Err(e @ CoordinatorError::TakenOver { .. }) => return e,
                 Err(e) => {
                     let since = *failing_since.get_or_insert_with(tokio::time::Instant::now);
-                    tracing::warn!(error = %e, "cannot renew the coordinator lock");
+                    tracing::warn!(error = %Chain(&e), "cannot renew the coordinator lock");
                     if since.elapsed() > STALE_AFTER / 2 {
                         return e;
                     }

@@ -11,7 +11,8 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 use solve2048_core::formats::chunk::FORMAT_VERSION;
 use solve2048_core::task::{
-    JobManifest, JobSpec, LayerIndex, ManifestError, SolvedSummary, Task, TaskOutput,
+    Failure, FailureKind, JobManifest, JobSpec, LayerIndex, ManifestError, SolvedSummary, Task,
+    TaskOutput,
 };
 use solve2048_store::{layout, Store, StoreError};
 
@@ -87,27 +88,41 @@ pub enum CoordinatorError {
         #[source]
         source: solve2048_store::check::CheckError,
     },
-    /// A task failed in a way no retry can mend (a damaged committed input).
-    #[error("task {task} cannot succeed: {error}")]
+    /// A task failed in a way no retry can mend: an input the job committed
+    /// is damaged or missing, or the task does not fit the job.
+    #[error("task {task} cannot succeed: {failure}")]
     TaskFatal {
         /// Task key.
         task: String,
-        /// The error, naming the object.
-        error: String,
+        /// The worker's failure (its kind, and its error as text: it comes
+        /// over the network).
+        failure: Failure,
     },
     /// A repair could not restore a damaged object.
-    #[error("repair failed: {reason}")]
+    #[error("repair failed")]
     RepairFailed {
         /// Why.
-        reason: String,
+        #[source]
+        source: RepairError,
     },
     /// The store is damaged (a repair sets the damage aside).
-    #[error("store {location} is damaged: {error}")]
+    #[error("store {location} is damaged")]
     StoreDamaged {
         /// Store location.
         location: String,
         /// The first damage met.
-        error: String,
+        #[source]
+        source: Box<CoordinatorError>,
+    },
+    /// A check of the whole store found objects damaged or missing.
+    #[error("{count} damaged or missing objects, the first {object}: {reason}")]
+    Unsound {
+        /// Objects refused.
+        count: usize,
+        /// The first.
+        object: String,
+        /// Why it was refused (the check report's words).
+        reason: String,
     },
     /// An evaluation's solved store cannot be used.
     #[error("solved store {location} {reason}")]
@@ -129,6 +144,65 @@ pub enum CoordinatorError {
     },
 }
 
+/// Why a repair cannot restore what was damaged.
+#[derive(Debug, thiserror::Error)]
+pub enum RepairError {
+    /// A task run again to make an input of a repaired task failed on every
+    /// attempt.
+    #[error("task {task} (run again to make an input of a repaired task) failed {attempts} times; last error: {last}")]
+    Attempts {
+        /// Task key.
+        task: String,
+        /// Attempts made.
+        attempts: u32,
+        /// The last failure (as the worker sent it).
+        last: String,
+    },
+    /// A committed task run again no longer writes one of its outputs.
+    #[error("task {task} no longer writes {object}")]
+    Vanished {
+        /// Task key.
+        task: String,
+        /// The committed output.
+        object: String,
+    },
+    /// A committed task run again wrote other bytes than its commit record
+    /// names.
+    #[error("task {task} wrote {new} with checksum {new_checksum:016x}, but {record} records {checksum:016x} for {object}: its output is not deterministic, or its inputs changed")]
+    Differs {
+        /// Task key.
+        task: String,
+        /// What it wrote now.
+        new: String,
+        /// Its checksum.
+        new_checksum: u64,
+        /// The commit record.
+        record: String,
+        /// The committed object.
+        object: String,
+        /// The committed checksum.
+        checksum: u64,
+    },
+    /// A bundle made again does not hold the chunks its commit record names.
+    #[error("{object}, made again, does not hold the chunks its commit record names")]
+    OtherChunks {
+        /// The bundle.
+        object: String,
+    },
+    /// An input is gone and no committed task wrote it.
+    #[error("{object} is gone and no committed task of this job wrote it")]
+    NoProducer {
+        /// The object.
+        object: String,
+    },
+}
+
+impl From<RepairError> for CoordinatorError {
+    fn from(source: RepairError) -> CoordinatorError {
+        CoordinatorError::RepairFailed { source }
+    }
+}
+
 impl CoordinatorError {
     /// Whether it says the store is damaged (a record or chunk refused, or a
     /// committed object missing), which `--repair` mends.
@@ -140,11 +214,7 @@ impl CoordinatorError {
                 | StoreError::Missing { .. },
             )
             | CoordinatorError::Damaged { .. } => true,
-            CoordinatorError::TaskFatal { error, .. } => {
-                error.contains("rejected ")
-                    || error.contains("is damaged")
-                    || error.contains("is missing from the store")
-            }
+            CoordinatorError::TaskFatal { failure, .. } => failure.kind == FailureKind::Damaged,
             _ => false,
         }
     }
@@ -288,10 +358,10 @@ impl Records {
                     location: self.location().to_string(),
                     found,
                 }),
-                Err(ManifestError::Damaged(reason)) => {
+                Err(ManifestError::Damaged(source)) => {
                     Err(CoordinatorError::Store(StoreError::Damaged {
                         object: layout::JOB.to_string(),
-                        reason,
+                        source,
                     }))
                 }
             },

@@ -11,6 +11,7 @@ use std::time::Duration;
 use solve2048_core::task::JobSpec;
 use std::collections::BTreeSet;
 
+use solve2048_core::chain::Chain;
 use solve2048_store::check::{check_store, CheckError};
 use solve2048_store::{layout, StoreError};
 use tokio::net::TcpListener;
@@ -79,7 +80,7 @@ impl Outcome {
             Err(CoordinatorError::Interrupted) => {}
             Err(e) => {
                 self.state = Some(JobState::Failed);
-                self.error = Some(e.to_string());
+                self.error = Some(Chain(e).to_string());
             }
         }
     }
@@ -131,7 +132,7 @@ pub async fn serve_job(
             if e.is_damage() {
                 CoordinatorError::StoreDamaged {
                     location,
-                    error: e.to_string(),
+                    source: Box::new(e),
                 }
             } else {
                 e
@@ -184,7 +185,7 @@ async fn serve(
     let write_status = || async {
         let doc = status_of(&info, &scheduler, &outcome);
         if let Err(e) = records.put_json(layout::STATUS, &doc).await {
-            tracing::warn!(error = %e, "cannot write status.json");
+            tracing::warn!(error = %Chain(&e), "cannot write status.json");
         }
     };
     let status_loop = async {
@@ -231,7 +232,7 @@ async fn release(
             if result.is_ok() {
                 return Err(e);
             }
-            tracing::warn!(error = %e, "cannot mark the coordinator lock released");
+            tracing::warn!(error = %Chain(&e), "cannot mark the coordinator lock released");
         }
     }
     result
@@ -272,9 +273,10 @@ async fn open(
     }
     let mut lock = match Lock::acquire(records, addr, config.take_over).await {
         // A repair is deliberate: a damaged lock is set aside like the rest.
-        Err(CoordinatorError::Store(StoreError::Damaged { object, reason }))
+        Err(CoordinatorError::Store(StoreError::Damaged { object, source }))
             if config.repair && object == layout::LOCK =>
         {
+            let reason = Chain(&*source).to_string();
             records.store().quarantine(&object, &reason).await?;
             Lock::acquire(records, addr, config.take_over).await?
         }
@@ -354,12 +356,11 @@ async fn refuse_damaged_solved(records: &Records) -> Result<(), CoordinatorError
         None => Ok(()),
         Some(first) => Err(CoordinatorError::StoreDamaged {
             location: records.location().to_string(),
-            error: format!(
-                "{} damaged or missing objects, the first {}: {}",
-                report.rejected.len(),
-                first.object,
-                first.reason
-            ),
+            source: Box::new(CoordinatorError::Unsound {
+                count: report.rejected.len(),
+                object: first.object.clone(),
+                reason: first.reason.clone(),
+            }),
         }),
     }
 }

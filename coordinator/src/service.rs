@@ -207,7 +207,7 @@ impl Coordinator for Service {
         self.0.scheduler.fail(
             &r.worker_id,
             AttemptId(r.lease_id),
-            failure_of(r.error, r.fatal),
+            failure_of(r.error, r.fatal, r.damaged),
         );
         Ok(Response::new(pb::FailReply {}))
     }
@@ -234,15 +234,13 @@ impl Coordinator for Service {
 }
 
 /// A failure as a worker reported it.
-fn failure_of(message: String, fatal: bool) -> Failure {
-    Failure {
-        kind: if fatal {
-            FailureKind::Fatal
-        } else {
-            FailureKind::Retry
-        },
-        message,
-    }
+fn failure_of(message: String, fatal: bool, damaged: bool) -> Failure {
+    let kind = match (damaged, fatal) {
+        (true, _) => FailureKind::Damaged,
+        (false, true) => FailureKind::Fatal,
+        (false, false) => FailureKind::Retry,
+    };
+    Failure { kind, message }
 }
 
 #[cfg(test)]

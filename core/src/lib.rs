@@ -8,6 +8,7 @@
 //! - [`space`]: the state space's structure: the ids of layers, parts,
 //!   groups and chunks, and which parts states, successors and start states
 //!   fall in.
+//! - [`chain`]: an error and its causes as one line of text.
 //! - [`formats`]: the on-disk chunk format and the exported-policy file.
 //! - [`task`]: the task model shared by coordinator and workers, the memory
 //!   each task holds, and what an evaluation job values and reports.
@@ -16,6 +17,7 @@
 //!   games solved in memory with them.
 #![deny(missing_docs)]
 
+pub mod chain;
 pub mod formats;
 pub mod kernel;
 pub mod rules;

@@ -14,12 +14,32 @@ use crate::TOKEN_HEADER;
 
 /// A coordinator URL or TLS setting that no client can be made from.
 #[derive(Debug, thiserror::Error)]
-#[error("cannot connect to {url}: {reason}")]
+#[error("cannot connect to {url}")]
 pub struct ConnectError {
     /// The URL.
     pub url: String,
     /// Why.
-    pub reason: String,
+    #[source]
+    pub cause: Unconnectable,
+}
+
+/// Why no client can be made for a URL.
+#[derive(Debug, thiserror::Error)]
+pub enum Unconnectable {
+    /// Not a coordinator URL.
+    #[error("{0}; use http://HOST:PORT, or https://HOST:PORT with TLS")]
+    Url(&'static str),
+    /// A scheme other than http and https.
+    #[error(
+        "the {0}:// scheme is not served; use http://HOST:PORT, or https://HOST:PORT with TLS"
+    )]
+    Scheme(String),
+    /// The endpoint or its TLS cannot be set up.
+    #[error(transparent)]
+    Transport(#[from] tonic::transport::Error),
+    /// A token that cannot travel in a header.
+    #[error("the token has characters not allowed in a header")]
+    Token,
 }
 
 /// Adds the shared secret to every call (the token is never logged).
@@ -39,23 +59,24 @@ pub type Client = CoordinatorClient<InterceptedService<Channel, AddToken>>;
 /// Check that `url` names a coordinator: `http://HOST:PORT` or
 /// `https://HOST:PORT` (the port may be left out).
 pub fn check_url(url: &str) -> Result<(), ConnectError> {
-    let err = |reason: &str| ConnectError {
+    let err = |cause: Unconnectable| ConnectError {
         url: url.to_string(),
-        reason: format!("{reason}; use http://HOST:PORT, or https://HOST:PORT with TLS"),
+        cause,
     };
     let Some((scheme, _)) = url.split_once("://") else {
-        return Err(err("not a URL"));
+        return Err(err(Unconnectable::Url("not a URL")));
     };
     if scheme != "http" && scheme != "https" {
-        return Err(err(&format!("the {scheme}:// scheme is not served")));
+        return Err(err(Unconnectable::Scheme(scheme.to_string())));
     }
-    let uri: tonic::transport::Uri = url.parse().map_err(|_| err("not a URL"))?;
+    let uri: tonic::transport::Uri =
+        (url.parse()).map_err(|_| err(Unconnectable::Url("not a URL")))?;
     match uri.host() {
         Some(h) if !h.is_empty() => {}
-        _ => return Err(err("no host")),
+        _ => return Err(err(Unconnectable::Url("no host"))),
     }
     if !matches!(uri.path(), "" | "/") {
-        return Err(err("a coordinator URL has no path"));
+        return Err(err(Unconnectable::Url("a coordinator URL has no path")));
     }
     Ok(())
 }
@@ -65,12 +86,12 @@ pub fn check_url(url: &str) -> Result<(), ConnectError> {
 /// connection is spawned on the current tokio runtime.
 pub fn connect(url: &str, token: &str, tls_ca: Option<&[u8]>) -> Result<Client, ConnectError> {
     check_url(url)?;
-    let err = |reason: String| ConnectError {
+    let err = |cause: Unconnectable| ConnectError {
         url: url.to_string(),
-        reason,
+        cause,
     };
     let mut endpoint = Endpoint::from_shared(url.to_string())
-        .map_err(|e| err(e.to_string()))?
+        .map_err(|e| err(e.into()))?
         .connect_timeout(Duration::from_secs(5))
         .timeout(Duration::from_secs(60));
     if url.starts_with("https://") {
@@ -78,11 +99,11 @@ pub fn connect(url: &str, token: &str, tls_ca: Option<&[u8]>) -> Result<Client, 
         if let Some(ca) = tls_ca {
             tls = tls.ca_certificate(Certificate::from_pem(ca));
         }
-        endpoint = endpoint.tls_config(tls).map_err(|e| err(e.to_string()))?;
+        endpoint = endpoint.tls_config(tls).map_err(|e| err(e.into()))?;
     }
     let value = format!("Bearer {token}")
         .parse()
-        .map_err(|_| err("the token has characters not allowed in a header".into()))?;
+        .map_err(|_| err(Unconnectable::Token))?;
     Ok(
         CoordinatorClient::with_interceptor(endpoint.connect_lazy(), AddToken(value))
             .max_decoding_message_size(256 << 20)
@@ -111,7 +132,8 @@ mod tests {
             ("http://", "not a URL"),
             ("http://host:7480/some/path", "no path"),
         ] {
-            let e = check_url(bad).unwrap_err().to_string();
+            let e = check_url(bad).unwrap_err();
+            let e = format!("{e}: {}", e.cause);
             assert!(
                 e.contains(why) && e.contains("http://HOST:PORT"),
                 "{bad}: {e}"

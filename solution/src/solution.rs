@@ -8,6 +8,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use solve2048_core::chain::Chain;
 use solve2048_core::formats::chunk::{ChunkHeader, ChunkKind, FORMAT_VERSION};
 use solve2048_core::rules::moves::Mover;
 use solve2048_core::space::ids::{group_of, ChunkId};
@@ -124,9 +125,9 @@ impl Solution {
                 location: location.clone(),
                 found,
             },
-            ManifestError::Damaged(reason) => QueryError::Damaged {
+            ManifestError::Damaged(e) => QueryError::Damaged {
                 object: layout::JOB.to_string(),
-                reason,
+                reason: Chain(&*e).to_string(),
             },
         })?;
         let game = manifest.job.game;

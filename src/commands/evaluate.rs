@@ -9,6 +9,7 @@ use std::path::Path;
 
 use anyhow::Context;
 use solve2048_coordinator::{CoordinatorError, Records, Summary};
+use solve2048_core::chain::Chain;
 use solve2048_core::task::evaluation::{weights_checksum, Evaluation, EvaluationSummary, WEIGHTS};
 use solve2048_core::task::JobSpec;
 use solve2048_core::{Board, Direction};
@@ -183,9 +184,10 @@ fn explain(e: anyhow::Error, out: &str) -> anyhow::Error {
             "evaluation store {out} holds another evaluation ({found}); requested {requested}. \
              Use another --out, or the same --store and --player to resume"
         ),
-        Some(CoordinatorError::StoreDamaged { error, .. }) => anyhow::anyhow!(
-            "evaluation store {out} is damaged: {error}; an evaluation is made again, not \
-             repaired: delete {out} and run the same command (the solved store is only read)"
+        Some(CoordinatorError::StoreDamaged { source, .. }) => anyhow::anyhow!(
+            "evaluation store {out} is damaged: {}; an evaluation is made again, not \
+             repaired: delete {out} and run the same command (the solved store is only read)",
+            Chain(&**source)
         ),
         _ => e,
     }

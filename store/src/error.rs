@@ -1,5 +1,6 @@
 //! What can go wrong reading or writing a store, each error naming the
-//! store or the object.
+//! store or the object. An error prints its own words and exposes its cause
+//! as `source()`; [`solve2048_core::chain::Chain`] writes both.
 
 use solve2048_core::formats::chunk::FormatError;
 
@@ -18,7 +19,7 @@ pub enum StoreError {
         reason: String,
     },
     /// A read failed.
-    #[error("cannot read {object}: {source}")]
+    #[error("cannot read {object}")]
     Read {
         /// The object.
         object: String,
@@ -32,7 +33,7 @@ pub enum StoreError {
         object: String,
     },
     /// A write failed.
-    #[error("cannot write {object}: {source}")]
+    #[error("cannot write {object}")]
     Write {
         /// The object.
         object: String,
@@ -40,23 +41,24 @@ pub enum StoreError {
         source: object_store::Error,
     },
     /// An object failed verification.
-    #[error("rejected {object}: {source}")]
+    #[error("rejected {object}")]
     Rejected {
         /// The object.
         object: String,
         /// What was wrong.
         source: FormatError,
     },
-    /// A JSON record that does not parse.
-    #[error("record {object} is damaged: {reason}")]
+    /// A JSON record that is refused: not a checksummed record, a checksum
+    /// mismatch, or a body that does not parse as what it should hold.
+    #[error("record {object} is damaged")]
     Damaged {
         /// The object.
         object: String,
-        /// Why.
-        reason: String,
+        /// Why ([`crate::record::RecordError`], a JSON error).
+        source: Box<dyn std::error::Error + Send + Sync>,
     },
     /// A request failed transiently until the retry deadline.
-    #[error("store {location}: {op} {object} failed {attempts} times in {seconds:.1} s, the last with {cause} (retried for up to {RETRY_TIMEOUT_VAR}={limit} s): {source}")]
+    #[error("store {location}: {op} {object} failed {attempts} times in {seconds:.1} s, the last with {cause} (retried for up to {RETRY_TIMEOUT_VAR}={limit} s)")]
     GaveUp {
         /// The store.
         location: String,

@@ -88,10 +88,10 @@ pub fn open(bytes: &[u8]) -> Result<&[u8], RecordError> {
 pub fn manifest(bytes: &[u8]) -> Result<JobManifest, ManifestError> {
     match open(bytes) {
         Ok(body) => JobManifest::parse(body),
-        Err(e) if bytes.starts_with(PREFIX) => Err(ManifestError::Damaged(e.to_string())),
+        Err(e) if bytes.starts_with(PREFIX) => Err(ManifestError::Damaged(Box::new(e))),
         Err(e) => match JobManifest::parse(bytes) {
             Err(version @ ManifestError::Version { found }) if found != 0 => Err(version),
-            _ => Err(ManifestError::Damaged(e.to_string())),
+            _ => Err(ManifestError::Damaged(Box::new(e))),
         },
     }
 }
@@ -150,12 +150,12 @@ pub fn parse_record<T: serde::de::DeserializeOwned>(
     object: &str,
     bytes: &[u8],
 ) -> Result<T, StoreError> {
-    let damaged = |reason: String| StoreError::Damaged {
+    let damaged = |source: Box<dyn std::error::Error + Send + Sync>| StoreError::Damaged {
         object: object.to_string(),
-        reason,
+        source,
     };
-    let body = open(bytes).map_err(|e| damaged(e.to_string()))?;
-    serde_json::from_slice(body).map_err(|e| damaged(format!("does not parse: {e}")))
+    let body = open(bytes).map_err(|e| damaged(Box::new(e)))?;
+    serde_json::from_slice(body).map_err(|e| damaged(Box::new(e)))
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 //! and one that fails is named. States and values chunks go through the
 //! worker's local cache when it has one.
 
+use solve2048_core::chain::Chain;
 use solve2048_core::formats::chunk::{self, ChunkHeader, FormatError};
 
 use crate::cache::cacheable;
@@ -23,7 +24,7 @@ impl Store {
                 match decode(&bytes, expect) {
                     Ok(v) => return Ok(v),
                     Err(e) => {
-                        tracing::warn!(object, error = %e, "damaged cache entry dropped");
+                        tracing::warn!(object, error = %Chain(&e), "damaged cache entry dropped");
                         c.remove(object);
                     }
                 }

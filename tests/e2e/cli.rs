@@ -252,4 +252,11 @@ fn damaged_chunk_is_detected_and_named() {
     fails_with(&out, &format!("{chunk}: payload checksum mismatch"));
     fails_with(&out, "is damaged");
     fails_with(&out, "--repair");
+    // Each cause once: no error both says its cause and hands it on.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr.matches("payload checksum mismatch").count(),
+        1,
+        "{stderr}"
+    );
 }

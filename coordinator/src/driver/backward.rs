@@ -13,7 +13,8 @@ use solve2048_core::task::{
 };
 use solve2048_store::layout;
 
-use super::{addressed_to, file_requests, unexpected, Driver, Requests};
+use super::stages::{addressed_to, backward_steps, file_requests, unexpected, BackStep, Requests};
+use super::Driver;
 use crate::records::CoordinatorError;
 
 /// What the backward pass carries from layer to layer.
@@ -54,23 +55,13 @@ impl Driver<'_> {
                     *sizes.entry(c.id.part).or_default() += c.count;
                     sizes
                 });
-        // Requests may reach a layer past the last one (afterstates whose
-        // spawns are all lost): it answers them too, from no states.
         let last = layers.keys().next_back().copied().unwrap_or(4);
-        let top = (carried.requests.values().flatten())
+        let asked_top = (carried.requests.values().flatten())
             .map(|r| r.part.sum)
-            .chain([if asking { last + 4 } else { last }])
-            .max()
-            .unwrap_or(4);
-        for sum in (4..=top).rev().step_by(2) {
-            // The gather of `sum` answers layers sum-2 and sum-4: the chunks
-            // of those not asked yet ask now (sum-2 was asked at the step
-            // above, but at the top), after the solve has freed the requests
-            // of `sum`: two layers' requests live at once, not three.
-            let asks: Vec<Task> = [sum - 2, sum - 4]
-                .into_iter()
-                .filter(|&s| asking && s >= 4 && (s == sum - 4 || sum == top))
-                .flat_map(|s| layers.get(&s).into_iter().flatten())
+            .max();
+        for BackStep { sum, asks } in backward_steps(last, asked_top, asking) {
+            let asks: Vec<Task> = (asks.iter())
+                .flat_map(|s| layers.get(s).into_iter().flatten())
                 .map(|c| self.ask(c, &sizes))
                 .collect();
             self.solve_layer(sum, layers, &mut carried).await?;

@@ -6,20 +6,16 @@
 
 use std::collections::BTreeMap;
 
-use solve2048_core::kernel::splitters;
 use solve2048_core::space::ids::PartId;
 use solve2048_core::space::parts::{start_parts, successor_parts};
-use solve2048_core::task::{
-    merge_pieces, ChunkRef, LayerIndex, MergePiece, PartIndex, Phase, RunRef, StageKind,
-    TargetGroups, Task, TaskOutput,
-};
+use solve2048_core::task::{ChunkRef, Phase, StageKind, TargetGroups, Task, TaskOutput};
 use solve2048_store::layout;
 
-use super::{file_requests, unexpected, Driver, Requests};
+use super::stages::{
+    expanded, file_enumerated, first_stages, layer_index, unexpected, Pending, Requests,
+};
+use super::Driver;
 use crate::records::CoordinatorError;
-
-/// Runs waiting to be merged or expanded: part -> group -> runs.
-type Pending = BTreeMap<PartId, BTreeMap<u32, Vec<RunRef>>>;
 
 impl Driver<'_> {
     /// The forward pass; returns the chunks of every layer and the requests
@@ -38,7 +34,7 @@ impl Driver<'_> {
         let seed = self
             .stage(Phase::Enumerate, StageKind::Seed, 4, vec![seed])
             .await?;
-        add_outputs(&mut pending, &mut requests, seed)?;
+        file_enumerated(&mut pending, &mut requests, seed)?;
         let mut sum = 4;
         while pending.keys().any(|p| p.sum >= sum) {
             let parts: Vec<PartId> = pending.keys().filter(|p| p.sum == sum).copied().collect();
@@ -67,7 +63,7 @@ impl Driver<'_> {
                 .forward_stage(StageKind::Enumerate, sum, enumerates.collect())
                 .await?;
             self.keep_pushes(&outputs);
-            add_outputs(&mut pending, &mut requests, outputs)?;
+            file_enumerated(&mut pending, &mut requests, outputs)?;
             if !chunks.is_empty() {
                 layers.insert(sum, chunks);
             }
@@ -121,37 +117,17 @@ impl Driver<'_> {
         parts: &[PartId],
         pending: &mut Pending,
     ) -> Result<(Vec<ChunkRef>, Vec<String>), CoordinatorError> {
-        let (mut expands, mut merges) = (Vec::new(), Vec::new());
-        let mut read: Vec<String> = Vec::new();
-        for part in parts {
-            for (group, runs) in pending.remove(part).unwrap() {
-                read.extend(runs.iter().map(|r| r.object.clone()));
-                match runs.iter().any(|r| r.spawns.is_some()) {
-                    true => expands.push(Task::Expand {
-                        part: *part,
-                        group,
-                        runs,
-                    }),
-                    false => merges.extend(self.merge_tasks(*part, group, runs)),
-                }
-            }
-        }
-        let mut chunks: Vec<ChunkRef> = Vec::new();
-        // Groups expanded into sorted runs.
-        let mut sorted = Pending::new();
-        for (key, out) in self.forward_stage(StageKind::Expand, sum, expands).await? {
-            match out {
-                TaskOutput::Chunks(c) => chunks.extend(c),
-                TaskOutput::Runs(runs) => file_runs(&mut sorted, runs),
-                other => return Err(unexpected(&key, &other)),
-            }
-        }
-        for (part, groups) in sorted {
-            for (group, runs) in groups {
-                read.extend(runs.iter().map(|r| r.object.clone()));
-                merges.extend(self.merge_tasks(part, group, runs));
-            }
-        }
+        let chunk_size = self.job.chunk_size;
+        let first = first_stages(parts, pending, chunk_size);
+        let expands = self
+            .forward_stage(StageKind::Expand, sum, first.expands)
+            .await?;
+        let (mut chunks, mut sorted) = expanded(expands)?;
+        // Groups expanded into sorted runs are merged with the others.
+        let large: Vec<PartId> = sorted.keys().copied().collect();
+        let second = first_stages(&large, &mut sorted, chunk_size);
+        debug_assert!(second.expands.is_empty(), "sorted runs are of states");
+        let merges = [first.merges, second.merges].concat();
         for (key, out) in self.forward_stage(StageKind::Merge, sum, merges).await? {
             match out {
                 TaskOutput::Chunks(c) => chunks.extend(c),
@@ -159,7 +135,7 @@ impl Driver<'_> {
             }
         }
         chunks.sort_by_key(|c| c.id);
-        Ok((chunks, read))
+        Ok((chunks, [first.read, second.read].concat()))
     }
 
     /// Writes the index of layer `sum`: its `parts` that have chunks (a part
@@ -172,103 +148,14 @@ impl Driver<'_> {
         chunks: &[ChunkRef],
         sizes: &BTreeMap<PartId, u64>,
     ) -> Result<(), CoordinatorError> {
-        let parts: Vec<PartId> = (parts.into_iter())
-            .filter(|&p| chunks.iter().any(|c| c.id.part == p))
-            .collect();
-        if parts.is_empty() {
-            return Ok(());
-        }
-        let part_index = |part: PartId| PartIndex {
-            part,
-            groups: self.group_count(part, sizes),
-            chunks: (chunks.iter().filter(|c| c.id.part == part).copied()).collect(),
-            solved: Vec::new(),
-        };
-        let index = LayerIndex {
-            sum,
-            parts: parts.into_iter().map(part_index).collect(),
-        };
-        self.records
-            .put_json(&layout::layer_index(sum), &index)
-            .await
-    }
-
-    /// The merge of one group: one task, or one per key range when its runs
-    /// hold many chunks of keys. The ranges come from the runs' samples, so
-    /// they are the same on every run of the job.
-    fn merge_tasks(&self, part: PartId, group: u32, runs: Vec<RunRef>) -> Vec<Task> {
-        let keys: u64 = runs.iter().map(|r| r.count).sum();
-        let pieces = merge_pieces(keys, self.job.chunk_size);
-        let cuts = if pieces > 1 {
-            let samples: Vec<(u64, &[u64])> = runs
-                .iter()
-                .map(|r| (r.count, r.samples.as_slice()))
-                .collect();
-            splitters(&samples, pieces)
-        } else {
-            Vec::new()
-        };
-        if cuts.is_empty() {
-            return vec![Task::Merge {
-                part,
-                group,
-                runs,
-                piece: None,
-            }];
-        }
-        let bounds: Vec<u64> = std::iter::once(0)
-            .chain(cuts)
-            .chain(std::iter::once(u64::MAX))
-            .collect();
-        bounds
-            .windows(2)
-            .enumerate()
-            .map(|(index, w)| Task::Merge {
-                part,
-                group,
-                runs: runs.clone(),
-                piece: Some(MergePiece {
-                    index: index as u32,
-                    lo: w[0],
-                    hi: w[1],
-                }),
-            })
-            .collect()
-    }
-}
-
-/// Files `runs` in `pending` by part and group.
-fn file_runs(pending: &mut Pending, runs: Vec<RunRef>) {
-    for r in runs {
-        pending
-            .entry(r.part)
-            .or_default()
-            .entry(r.group)
-            .or_default()
-            .push(r);
-    }
-}
-
-/// Files the runs and requests of the seed's or the enumerates' outputs (by
-/// task key); any other output is an error.
-fn add_outputs(
-    pending: &mut Pending,
-    requests: &mut Requests,
-    outputs: Vec<(String, TaskOutput)>,
-) -> Result<(), CoordinatorError> {
-    for (key, out) in outputs {
-        match out {
-            TaskOutput::Runs(runs) => file_runs(pending, runs),
-            TaskOutput::Enumerated {
-                runs,
-                requests: asked,
-                ..
-            } => {
-                file_runs(pending, runs);
-                file_requests(requests, asked);
+        let groups = |part: PartId| self.group_count(part, sizes);
+        match layer_index(sum, parts, chunks, groups) {
+            Some(index) => {
+                self.records
+                    .put_json(&layout::layer_index(sum), &index)
+                    .await
             }
-            other => return Err(unexpected(&key, &other)),
+            None => Ok(()),
         }
     }
-    Ok(())
 }

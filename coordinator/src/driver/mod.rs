@@ -16,6 +16,7 @@ mod evaluate;
 mod evaluating;
 mod forward;
 pub mod repair;
+mod stages;
 mod stats;
 
 use std::collections::BTreeMap;
@@ -23,10 +24,10 @@ use std::time::Instant;
 
 use futures::{StreamExt, TryStreamExt};
 use serde::Serialize;
-use solve2048_core::space::ids::{ChunkId, PartId};
+use solve2048_core::space::ids::PartId;
 use solve2048_core::task::evaluation::EvaluationSummary;
 use solve2048_core::task::{
-    FailureKind, JobSpec, Phase, RequestRef, SolvedSummary, StageKind, Task, TaskOutput,
+    FailureKind, JobSpec, Phase, SolvedSummary, StageKind, Task, TaskOutput,
 };
 
 use solve2048_store::{layout, RequestCounts};
@@ -164,29 +165,6 @@ fn phase_index(phase: Phase) -> usize {
         Phase::Enumerate => 0,
         Phase::Solve => 1,
     }
-}
-
-/// Each chunk's requests, from its ask (an evaluation's enumerate) until
-/// its solve, which reads them beside their responses: source chunk -> its
-/// requests, one a group its afterstates' spawns land in.
-type Requests = BTreeMap<ChunkId, Vec<RequestRef>>;
-
-/// File `asked` (an ask or an evaluation's enumerate output) under the
-/// chunk that asked.
-fn file_requests(requests: &mut Requests, asked: Vec<RequestRef>) {
-    for r in asked {
-        requests.entry(r.source).or_default().push(r);
-    }
-}
-
-/// The requests addressed to layer `sum`, by part and group, in the order
-/// of the chunks that asked.
-fn addressed_to(requests: &Requests, sum: u32) -> BTreeMap<(PartId, u32), Vec<RequestRef>> {
-    let mut to: BTreeMap<(PartId, u32), Vec<RequestRef>> = BTreeMap::new();
-    for r in requests.values().flatten().filter(|r| r.part.sum == sum) {
-        to.entry((r.part, r.group)).or_default().push(r.clone());
-    }
-    to
 }
 
 /// Run `job` to completion on `records`' store, handing tasks to workers
@@ -451,12 +429,9 @@ impl TaskRunner<'_> {
             (self.records)
                 .record_failure(&key, attempt, &failure.message)
                 .await?;
-            if failure.kind == FailureKind::Fatal {
+            if failure.kind != FailureKind::Retry {
                 self.scheduler.failed(&key);
-                return Err(CoordinatorError::TaskFatal {
-                    task: key,
-                    error: failure.message,
-                });
+                return Err(CoordinatorError::TaskFatal { task: key, failure });
             }
             last = failure.message;
         }
@@ -477,14 +452,6 @@ impl TaskRunner<'_> {
             skipped,
             overall: self.scheduler.overall(),
         });
-    }
-}
-
-/// The commit record of the task `key`, whose output does not fit the task.
-fn unexpected(key: &str, out: &TaskOutput) -> CoordinatorError {
-    CoordinatorError::Damaged {
-        object: layout::commit(key),
-        reason: format!("unexpected output {out:?}"),
     }
 }
 

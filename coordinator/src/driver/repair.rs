@@ -27,7 +27,7 @@ use solve2048_core::task::{
 };
 use solve2048_store::layout;
 
-use crate::records::{CoordinatorError, Records};
+use crate::records::{CoordinatorError, Records, RepairError};
 use crate::scheduler::Scheduler;
 
 /// What a repair knows and has made so far.
@@ -107,11 +107,6 @@ fn permanent(out: &TaskOutput) -> Vec<(String, u64)> {
     }
 }
 
-/// A repair that cannot go on.
-fn failed(reason: String) -> CoordinatorError {
-    CoordinatorError::RepairFailed { reason }
-}
-
 /// Run `task` (uncommitted) until an attempt succeeds, up to the attempts.
 async fn run(ctx: Ctx<'_>, task: &Task) -> Result<TaskOutput, CoordinatorError> {
     let mut last = String::new();
@@ -124,11 +119,12 @@ async fn run(ctx: Ctx<'_>, task: &Task) -> Result<TaskOutput, CoordinatorError> 
             Err(f) => last = f.message,
         }
     }
-    Err(failed(format!(
-        "task {} (run again to make an input of a repaired task) failed {} times; last error: {last}",
-        task.key(),
-        ctx.attempts
-    )))
+    Err(RepairError::Attempts {
+        task: task.key(),
+        attempts: ctx.attempts,
+        last,
+    }
+    .into())
 }
 
 /// Run a committed task again because its output names a damaged chunk,
@@ -148,17 +144,19 @@ pub(super) async fn redo_committed(
         .collect();
     for (object, checksum) in permanent(committed) {
         let Some((new, new_sum)) = fresh.get(&logical(&object)) else {
-            return Err(failed(format!(
-                "task {} no longer writes {object}",
-                task.key()
-            )));
+            let task = task.key();
+            return Err(RepairError::Vanished { task, object }.into());
         };
         if *new_sum != checksum {
-            return Err(failed(format!(
-                "task {} wrote {new} with checksum {new_sum:016x}, but {} records {checksum:016x} for {object}: its output is not deterministic, or its inputs changed",
-                task.key(),
-                layout::commit(&task.key())
-            )));
+            return Err(RepairError::Differs {
+                task: task.key(),
+                new: new.clone(),
+                new_checksum: *new_sum,
+                record: layout::commit(&task.key()),
+                object,
+                checksum,
+            }
+            .into());
         }
         if ctx.repair.damaged.contains(&object) {
             let store = ctx.records.store();
@@ -314,9 +312,8 @@ async fn with_requests<'r>(
 }
 
 fn differs(object: &str) -> CoordinatorError {
-    failed(format!(
-        "{object}, made again, does not hold the chunks its commit record names"
-    ))
+    let object = object.to_string();
+    RepairError::OtherChunks { object }.into()
 }
 
 /// Make again, at once, each of `objects` that is not in the store.
@@ -371,10 +368,8 @@ async fn remake(
         .unwrap()
         .get(object)
         .cloned()
-        .ok_or_else(|| {
-            failed(format!(
-                "{object} is gone and no committed task of this job wrote it"
-            ))
+        .ok_or_else(|| RepairError::NoProducer {
+            object: object.to_string(),
         })?;
     let producer = match (producer, source) {
         (

@@ -95,7 +95,7 @@ pub struct JobManifest {
 }
 
 /// Why a job manifest could not be read.
-#[derive(Debug, thiserror::Error, PartialEq)]
+#[derive(Debug, thiserror::Error)]
 pub enum ManifestError {
     /// Written by another format version.
     #[error(
@@ -106,16 +106,17 @@ pub enum ManifestError {
         /// Version found.
         found: u16,
     },
-    /// Not a manifest.
-    #[error("damaged: {0}")]
-    Damaged(String),
+    /// Not a manifest: its cause (not a sealed record, a checksum mismatch,
+    /// JSON that does not parse as a manifest).
+    #[error(transparent)]
+    Damaged(Box<dyn std::error::Error + Send + Sync>),
 }
 
 impl JobManifest {
     /// Parse `job.json`, checking the format version before the shape so that
     /// an older or newer store gets a version message, not a parse error.
     pub fn parse(bytes: &[u8]) -> Result<JobManifest, ManifestError> {
-        let damaged = |e: serde_json::Error| ManifestError::Damaged(e.to_string());
+        let damaged = |e: serde_json::Error| ManifestError::Damaged(Box::new(e));
         let value: serde_json::Value = serde_json::from_slice(bytes).map_err(damaged)?;
         let found = value
             .get("format_version")

@@ -287,10 +287,14 @@ pub enum FailureKind {
     /// for the task): the task is retried and the attempt counts against the
     /// job's attempt limit.
     Retry,
-    /// It can never succeed (an input the job committed is damaged or
-    /// missing, or the task does not fit the job): the job stops at once,
-    /// naming the object.
+    /// It can never succeed: the task does not fit the job (a planner bug
+    /// or a foreign task), or the store refuses a write. The job stops at
+    /// once.
     Fatal,
+    /// It can never succeed as the store is: an input the job committed is
+    /// damaged or missing. The job stops at once, naming the object; a
+    /// repair sets it aside and redoes the task that wrote it.
+    Damaged,
 }
 
 /// A failed attempt: what it means and what happened.

@@ -22,6 +22,7 @@ use std::time::Instant;
 
 use futures::StreamExt;
 use serde::Serialize;
+use solve2048_core::chain::Chain;
 use solve2048_core::formats::chunk::{self};
 use solve2048_core::task::{LayerIndex, ManifestError, SolvedSummary, TaskOutput};
 
@@ -299,7 +300,7 @@ impl RecordsRead {
                 Err(e) => {
                     read.rejected.push(Rejected {
                         object: object.into(),
-                        reason: format!("cannot read: {e}"),
+                        reason: format!("cannot read: {}", Chain(&e)),
                     });
                     continue;
                 }
@@ -320,7 +321,9 @@ impl RecordsRead {
             match record::manifest(bytes) {
                 Ok(m) => self.game = Some(m.job.game.name()),
                 Err(ManifestError::Version { found }) => self.version = Some(found),
-                Err(ManifestError::Damaged(reason)) => self.rejected.push(reject(reason)),
+                Err(ManifestError::Damaged(e)) => {
+                    self.rejected.push(reject(Chain(&*e).to_string()))
+                }
             }
         } else if let Some(key) = commit_key(object) {
             match parse_record::<TaskOutput>(object, bytes) {

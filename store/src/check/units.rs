@@ -3,6 +3,7 @@
 //! and result digest.
 
 use bytes::Bytes;
+use solve2048_core::chain::Chain;
 use solve2048_core::formats::chunk::{self, ChunkHeader, ChunkKind, FormatError, HEADER_LEN};
 use solve2048_core::task::{result_digest, ChunkRef, SolvedRef};
 
@@ -34,8 +35,8 @@ pub(super) fn epoch_of(object: &str) -> Option<u32> {
 /// The reason of a record's error, without its name (the report names it).
 pub(super) fn reason_of(e: StoreError) -> String {
     match e {
-        StoreError::Damaged { reason, .. } => reason,
-        other => other.to_string(),
+        StoreError::Damaged { source, .. } => Chain(&*source).to_string(),
+        other => Chain(&other).to_string(),
     }
 }
 
@@ -106,7 +107,7 @@ async fn fetch(
             object,
         }),
         Err(e) => Err(Rejected {
-            reason: format!("cannot read: {e}"),
+            reason: format!("cannot read: {}", Chain(&e)),
             object,
         }),
     }

@@ -436,6 +436,7 @@ async fn run_lease(
                 lease_id: id.0,
                 error: failure.message,
                 fatal: failure.kind == FailureKind::Fatal,
+                damaged: failure.kind == FailureKind::Damaged,
             };
             // If this is lost, the lease lapses and the task is retried anyway.
             let _ = client().fail(req).await;

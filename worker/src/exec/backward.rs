@@ -119,10 +119,9 @@ impl Run<'_> {
                         let d = result_digest(&states, &v, &a);
                         (v, a, d)
                     })
-                    .map_err(|e| format!("{key}: {e}"))
+                    .map_err(|source| WorkerError::Solve { task: key, source })
             })
-            .await?
-            .map_err(|reason| self.invalid(reason))?;
+            .await??;
         self.write_solved(chunk, values, actions, digest, None)
             .await
     }
@@ -287,6 +286,9 @@ impl Run<'_> {
 /// The error of a chunk's solve (task `key`) whose responses for 2s and for
 /// 4s name different afterstates (every afterstate is answered once for
 /// each tile).
-pub(super) fn different(key: &str) -> String {
-    format!("{key}: the responses for 2s and for 4s name different afterstates")
+pub(super) fn different(key: &str) -> WorkerError {
+    WorkerError::InvalidTask {
+        task: key.to_string(),
+        reason: "the responses for 2s and for 4s name different afterstates".into(),
+    }
 }

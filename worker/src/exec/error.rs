@@ -1,9 +1,12 @@
 //! Why a task failed ([`WorkerError`]), and what that means for it: fatal
 //! to the job, or worth retrying.
 
+use solve2048_core::chain::Chain;
 use solve2048_core::kernel::evaluate::EvaluateError;
 use solve2048_core::kernel::SolveError;
+use solve2048_core::task::evaluation::WEIGHTS;
 use solve2048_core::task::{Failure, FailureKind};
+use solve2048_players::{NotExact, PlayerError};
 use solve2048_store::StoreError;
 
 /// Why a task failed.
@@ -13,7 +16,7 @@ pub enum WorkerError {
     #[error(transparent)]
     Store(#[from] StoreError),
     /// The backward pass found its inputs inconsistent.
-    #[error("{task}: {source}")]
+    #[error("task {task}")]
     Solve {
         /// The task.
         task: String,
@@ -45,35 +48,61 @@ pub enum WorkerError {
         task: String,
     },
     /// An evaluation found its inputs or its player's moves unusable.
-    #[error("{task}: {source}")]
+    #[error("task {task}")]
     Evaluate {
         /// The task.
         task: String,
         /// What was wrong.
         source: EvaluateError,
     },
-    /// The evaluated player cannot be built here (its weights are missing,
-    /// damaged or not the job's, or its spec is not one this build plays).
-    #[error("the evaluated player cannot be built: {0}")]
-    Player(String),
+    /// The evaluated player cannot be built or asked here (its weights are
+    /// missing, damaged or not the job's, its spec is not one this build
+    /// plays, or it gave no move distribution).
+    #[error("the evaluated player {player} cannot be used")]
+    Player {
+        /// The player's spec.
+        player: String,
+        /// Why.
+        source: Unplayable,
+    },
+}
+
+/// Why the evaluated player cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum Unplayable {
+    /// Its spec or weights are refused by the players library.
+    #[error(transparent)]
+    Spec(#[from] PlayerError),
+    /// The store holds no copy of its weights.
+    #[error("the store holds no copy of its weights ({WEIGHTS})")]
+    NoWeights,
+    /// The store's copy of its weights is not the one the evaluation began
+    /// with.
+    #[error("{WEIGHTS} is not the weights file this evaluation began with")]
+    OtherWeights,
+    /// It gave no move distribution for a board.
+    #[error(transparent)]
+    NotExact(#[from] NotExact),
 }
 
 impl WorkerError {
-    /// What the failure means for the task: a damaged or missing input, an
-    /// inconsistent one, or a task that does not fit the job can never
-    /// succeed, so the job stops at once; anything else (an I/O error, a
-    /// panic, a worker too small: another may be larger) is worth retrying.
+    /// What the failure means for the task: a damaged or missing input can
+    /// never succeed until a repair; an inconsistent input, a player that
+    /// cannot be used, a task that does not fit the job or a store opened
+    /// read-only never can, so the job stops at once; anything else (an I/O
+    /// error, a panic, a worker too small: another may be larger) is worth
+    /// retrying.
     pub fn kind(&self) -> FailureKind {
         match self {
             WorkerError::Store(
                 StoreError::Rejected { .. }
                 | StoreError::Missing { .. }
-                | StoreError::Damaged { .. }
-                | StoreError::ReadOnly { .. },
-            )
+                | StoreError::Damaged { .. },
+            ) => FailureKind::Damaged,
+            WorkerError::Store(StoreError::ReadOnly { .. })
             | WorkerError::Solve { .. }
             | WorkerError::Evaluate { .. }
-            | WorkerError::Player(_)
+            | WorkerError::Player { .. }
             | WorkerError::InvalidTask { .. } => FailureKind::Fatal,
             WorkerError::Store(_) | WorkerError::Panic { .. } | WorkerError::TooLarge { .. } => {
                 FailureKind::Retry
@@ -81,11 +110,11 @@ impl WorkerError {
         }
     }
 
-    /// The failure to report.
+    /// The failure to report: its kind, and the error with its causes.
     pub fn failure(&self) -> Failure {
         Failure {
             kind: self.kind(),
-            message: self.to_string(),
+            message: Chain(self).to_string(),
         }
     }
 }

@@ -55,10 +55,9 @@ impl Run<'_> {
                     sums: &optimal,
                 };
                 solve_under(&game, &for_solve, &moves, &reach, &mine, optimal)
-                    .map_err(|e| format!("{key}: {e}"))
+                    .map_err(|source| WorkerError::Evaluate { task: key, source })
             })
-            .await?
-            .map_err(|reason| self.invalid(reason))?;
+            .await??;
         let digest = result_digest(&states, &valued.values, &valued.actions);
         let evaluated = Some(valued.evaluation);
         self.write_solved(chunk, valued.values, valued.actions, digest, evaluated)

@@ -12,7 +12,7 @@ use solve2048_core::Shape;
 use solve2048_players::{PlayerFactory, PlayerSpec};
 use solve2048_store::{Access, Store};
 
-use super::super::error::WorkerError;
+use super::super::error::{Unplayable, WorkerError};
 use super::group::Group;
 
 /// Boards a thread asks its player about at a time.
@@ -25,8 +25,18 @@ pub(crate) struct Evaluator {
     /// Builds the player; `None` for `optimal`, which plays the solved
     /// store's policy.
     player: Option<PlayerFactory>,
+    /// The player's spec.
+    name: String,
     /// The board's shape.
     n: Shape,
+}
+
+/// Why the player's moves on a board cannot be had.
+pub(crate) enum MovesError {
+    /// The board is not where the solved store should hold it (optimal).
+    Missing(String),
+    /// The player gave no move distribution.
+    Player(solve2048_players::NotExact),
 }
 
 impl Evaluator {
@@ -39,31 +49,44 @@ impl Evaluator {
         job: &JobSpec,
         e: &Evaluation,
     ) -> Result<Arc<Evaluator>, WorkerError> {
-        let player = |reason: String| WorkerError::Player(format!("{}: {reason}", e.player));
-        let spec = PlayerSpec::parse(&e.player).map_err(|err| player(err.to_string()))?;
+        let player = |source: Unplayable| WorkerError::Player {
+            player: e.player.clone(),
+            source,
+        };
+        let spec = PlayerSpec::parse(&e.player).map_err(|err| player(err.into()))?;
         let mut weights = None;
         if let PlayerSpec::NTuple { .. } = spec {
-            let bytes = store.get(WEIGHTS).await?.ok_or_else(|| {
-                player(format!(
-                    "the store holds no copy of its weights ({WEIGHTS})"
-                ))
-            })?;
+            let bytes = (store.get(WEIGHTS).await?).ok_or(player(Unplayable::NoWeights))?;
             if e.weights.as_deref() != Some(weights_checksum(&bytes).as_str()) {
-                return Err(player(format!(
-                    "{WEIGHTS} is not the weights file this evaluation began with"
-                )));
+                return Err(player(Unplayable::OtherWeights));
             }
             weights = Some(bytes);
         }
         let n = job.game.shape;
         let factory = spec
             .exact(n, &job.game.spawn_rule(), weights.as_deref())
-            .map_err(|err| player(err.to_string()))?;
+            .map_err(|err| player(err.into()))?;
         Ok(Arc::new(Evaluator {
             reference: Store::open(&e.reference, Access::ReadOnly)?,
             player: factory,
+            name: e.player.clone(),
             n,
         }))
+    }
+
+    /// A failure to get the player's moves, for `task`.
+    pub(super) fn moves_failed(
+        &self,
+        e: MovesError,
+        invalid: impl Fn(String) -> WorkerError,
+    ) -> WorkerError {
+        match e {
+            MovesError::Missing(reason) => invalid(reason),
+            MovesError::Player(source) => WorkerError::Player {
+                player: self.name.clone(),
+                source: source.into(),
+            },
+        }
     }
 
     /// Whether the player is `optimal` (it plays the solved policy).
@@ -74,26 +97,26 @@ impl Evaluator {
     /// The player's moves on each of `states` (as they lie): asked of the
     /// player, or for `optimal` read from `group`'s policy (which must hold
     /// every board's canonical form).
-    pub(super) fn moves(&self, states: &[u64], group: &Group) -> Result<Vec<Moves>, String> {
+    pub(super) fn moves(&self, states: &[u64], group: &Group) -> Result<Vec<Moves>, MovesError> {
         let Some(factory) = &self.player else {
             return states
                 .par_iter()
                 .map(|&s| {
-                    let (_, best) = group.lookup(s, self.n)?;
+                    let (_, best) = group.lookup(s, self.n).map_err(MovesError::Missing)?;
                     let mut p = [0.0; 4];
                     p[best as usize] = 1.0;
                     Ok(p)
                 })
                 .collect();
         };
-        let batches: Vec<Result<Vec<Moves>, String>> = states
+        let batches: Vec<Result<Vec<Moves>, MovesError>> = states
             .par_chunks(PLAYER_BATCH)
             .map_init(factory, |player, batch| {
                 batch
                     .iter()
                     .map(|&s| {
                         let mut p = [0.0; 4];
-                        for (d, q) in player.distribution(s).map_err(|e| e.to_string())? {
+                        for (d, q) in player.distribution(s).map_err(MovesError::Player)? {
                             p[d as usize] += q;
                         }
                         Ok(p)

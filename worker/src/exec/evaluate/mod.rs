@@ -67,10 +67,10 @@ impl Run<'_> {
         states: &Arc<Vec<u64>>,
         group: &Arc<Group>,
     ) -> Result<Vec<Moves>, WorkerError> {
-        let (e, states, group) = (e.clone(), states.clone(), group.clone());
-        self.blocking(move || e.moves(&states, &group))
+        let (ev, states, group) = (e.clone(), states.clone(), group.clone());
+        self.blocking(move || ev.moves(&states, &group))
             .await?
-            .map_err(|reason| self.invalid(reason))
+            .map_err(|m| e.moves_failed(m, |reason| self.invalid(reason)))
     }
 
     /// An evaluation kernel's error, for this task.
