@@ -14,17 +14,6 @@ use solve2048_worker::{run_agent, AgentConfig};
 use crate::args::LeaseArgs;
 use crate::runtime::{process_name, shutdown_signal};
 
-/// Where the store is, as workers on other processes must open it: local
-/// paths become absolute.
-pub fn store_for_workers(location: &str) -> anyhow::Result<String> {
-    if location.contains("://") && !location.starts_with("file://") {
-        return Ok(location.to_string());
-    }
-    let dir = location.strip_prefix("file://").unwrap_or(location);
-    let abs = std::fs::canonicalize(dir).with_context(|| format!("resolving {dir}"))?;
-    Ok(abs.to_string_lossy().into_owned())
-}
-
 /// A random token for the embedded run (never leaves the process).
 fn random_token() -> String {
     let mut bytes = [0u8; 16];
@@ -57,7 +46,7 @@ pub async fn run_embedded(
     let token = random_token();
     let config = ServerConfig {
         job,
-        store: store_for_workers(store.location())?,
+        store: store.shared_location(),
         lease: lease.config()?,
         max_attempts: lease.max_attempts,
         token: token.clone(),
@@ -67,7 +56,7 @@ pub async fn run_embedded(
         status_every: Duration::from_secs(5),
     };
     let records = Records::new(store.clone());
-    let agent = agent_config(url, token, threads, task_budget);
+    let agent = agent_config(store, url, token, threads, task_budget);
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     // Ctrl-C or SIGTERM: the in-process worker stops first (it hands its
     // leases back and abandons its running tasks, whose uncommitted outputs
@@ -121,8 +110,15 @@ pub async fn run_embedded(
 }
 
 /// The in-process worker's settings: `threads` kernel threads, tasks of
-/// `task_budget` bytes, the coordinator at `url` with `token`.
-fn agent_config(url: String, token: String, threads: usize, task_budget: u64) -> AgentConfig {
+/// `task_budget` bytes, the coordinator at `url` with `token`, and the
+/// coordinator's `store`, shared.
+fn agent_config(
+    store: &Store,
+    url: String,
+    token: String,
+    threads: usize,
+    task_budget: u64,
+) -> AgentConfig {
     AgentConfig {
         task_budget,
         coordinator: url,
@@ -134,6 +130,7 @@ fn agent_config(url: String, token: String, threads: usize, task_budget: u64) ->
         name: process_name(),
         give_up_after: Duration::from_secs(30),
         drain: Duration::ZERO,
+        store: Some(store.clone()),
     }
 }
 

@@ -62,15 +62,7 @@ pub async fn shutdown_signal() {
 /// Open a store that must already exist, read-only (reading never creates
 /// or writes anything, so a store on a read-only share can be read).
 pub fn open_existing(location: &str) -> anyhow::Result<Store> {
-    match Store::open(location, Access::ReadOnly) {
-        Ok(store) => Ok(store),
-        Err(e) if !location.contains("://") || location.starts_with("file://") => {
-            let dir = location.strip_prefix("file://").unwrap_or(location);
-            anyhow::ensure!(Path::new(dir).is_dir(), "store {location} does not exist");
-            Err(e.into())
-        }
-        Err(e) => Err(e.into()),
-    }
+    Ok(Store::open(location, Access::ReadOnly)?)
 }
 
 /// Read a whole file, naming it on failure.

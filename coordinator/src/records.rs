@@ -302,7 +302,7 @@ impl Records {
             }
             // A local store keeps the folders of deleted objects, and the
             // staging files of writes a killed attempt left unfinished.
-            self.store.remove_local_leftovers(prefix);
+            self.store.remove_local_leftovers(prefix, keep);
         }
         Ok(removed)
     }

@@ -11,7 +11,6 @@ use solve2048_store::{Access, Store};
 
 use crate::args::{GameArgs, JobArgs, LeaseArgs, TokenArgs};
 use crate::commands::evaluate::{prepare, print_evaluation, Prepared};
-use crate::embedded::store_for_workers;
 use crate::progress::Reporter;
 use crate::report::print_summary;
 use crate::runtime::{read_file, runtime, shutdown_signal};
@@ -123,7 +122,7 @@ async fn serve(
     };
     let config = ServerConfig {
         job: job.clone(),
-        store: store_for_workers(&args.store)?,
+        store: store.shared_location(),
         lease,
         max_attempts: args.lease.max_attempts,
         token,

@@ -17,7 +17,7 @@ use solve2048_players::{PlayerError, PlayerSpec};
 use solve2048_store::{Access, Store};
 
 use crate::args::{LeaseArgs, MemoryArgs};
-use crate::embedded::{run_embedded, store_for_workers};
+use crate::embedded::run_embedded;
 use crate::human::{duration, print_out};
 use crate::progress::Reporter;
 use crate::runtime::{open_existing, runtime, start_threads};
@@ -120,7 +120,8 @@ pub async fn prepare(
     player: &str,
     chunk_size: Option<u64>,
 ) -> anyhow::Result<Prepared> {
-    let (solved_job, summary) = Records::new(open_existing(solved)?).solved().await?;
+    let reference = open_existing(solved)?;
+    let (solved_job, summary) = Records::new(reference.clone()).solved().await?;
     let game = solved_job.game;
     let spec = PlayerSpec::parse(player)?;
     let weights = match &spec {
@@ -146,7 +147,7 @@ pub async fn prepare(
         zstd_level: solved_job.zstd_level,
         evaluate: Some(Evaluation {
             player: spec.to_string(),
-            reference: store_for_workers(solved)?,
+            reference: reference.shared_location(),
             reference_digest: summary.digest,
             weights: weights.as_deref().map(weights_checksum),
         }),

@@ -71,6 +71,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         name: process_name(),
         give_up_after: Duration::from_secs(args.give_up_after),
         drain: Duration::from_secs(args.drain_seconds),
+        store: None,
     };
     let rt = runtime()?;
     let report = rt.block_on(run_agent(config, shutdown_signal()))?;

@@ -18,6 +18,12 @@ pub enum StoreError {
         /// Why.
         reason: String,
     },
+    /// A store opened read-only whose directory does not exist.
+    #[error("store {location} does not exist")]
+    Absent {
+        /// The location given.
+        location: String,
+    },
     /// A read failed.
     #[error("cannot read {object}")]
     Read {

@@ -3,9 +3,13 @@
 //!
 //! Modules:
 //! - [`layout`]: the object names (where each thing lives).
+//! - [`backend`]: [`Backend`], what a store is (a local directory or an S3
+//!   bucket), decided once when it is opened, and [`Access`].
 //! - [`store`]: [`Store`], a local directory or an S3 bucket opened read-write
 //!   or read-only: atomic puts, JSON records, deletes and lists, retries, and
 //!   counts of the bytes read and written.
+//! - [`fault`]: object stores that fail on cue, which tests wrap a store in
+//!   when they make it (a store that fills up).
 //! - [`error`]: [`StoreError`], what can go wrong, naming the store or object.
 //! - [`s3`]: an S3 bucket opened, and its failing requests retried.
 //! - [`requests`]: counts of the requests a store makes, retries by cause.
@@ -18,9 +22,11 @@
 
 #![deny(missing_docs)]
 
+pub mod backend;
 pub mod cache;
 pub mod check;
 pub mod error;
+pub mod fault;
 pub mod layout;
 pub mod record;
 pub mod requests;
@@ -28,7 +34,8 @@ pub mod s3;
 pub mod store;
 pub mod verified;
 
+pub use backend::{Access, Backend};
 pub use cache::ChunkCache;
 pub use error::StoreError;
 pub use requests::RequestCounts;
-pub use store::{Access, Store};
+pub use store::Store;

@@ -211,7 +211,7 @@ impl Store {
                 Ok(v) => return Ok(v),
                 Err(f) => f,
             };
-            let (Some(cause), Some(limit)) = (failed.cause, self.retry_for) else {
+            let (Some(cause), Some(limit)) = (failed.cause, self.backend.retry_for()) else {
                 return Err(Failed::Final(failed.source));
             };
             let wait = backoff.mul_f64(jitter());

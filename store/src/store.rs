@@ -13,21 +13,21 @@
 //! and retry is counted ([`crate::requests`]), on local stores as well
 //! (never retried).
 
+use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
 
 use bytes::Bytes;
 use futures::TryStreamExt;
-use object_store::local::LocalFileSystem;
 use object_store::path::Path as ObjectPath;
 use object_store::{GetOptions, GetRange};
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload, WriteMultipart};
 
+use crate::backend::{self, Access, Backend};
 use crate::cache::ChunkCache;
 use crate::requests::{Counters, Op, RequestCounts};
-use crate::s3::{open_s3, Attempt};
+use crate::s3::Attempt;
 use crate::StoreError;
 
 /// Objects a list page holds (S3's page size).
@@ -39,90 +39,16 @@ const MULTIPART_FROM: usize = 32 << 20;
 /// Size of one uploaded part.
 const PART_SIZE: usize = 16 << 20;
 
-/// A test hook that makes a store fill up: with `SOLVE2048_TEST_STORE_QUOTA`
-/// set to a number of bytes, this process's puts fail, as on a full disk or
-/// an S3 quota, once it has written that many bytes to stores (every store
-/// it opened, together). Tests use it where a small filesystem cannot be
-/// mounted.
-mod quota {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    use std::sync::OnceLock;
-
-    use super::StoreError;
-
-    /// The variable.
-    pub const VAR: &str = "SOLVE2048_TEST_STORE_QUOTA";
-
-    fn left() -> Option<&'static AtomicU64> {
-        static LEFT: OnceLock<Option<AtomicU64>> = OnceLock::new();
-        LEFT.get_or_init(|| {
-            std::env::var(VAR)
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .map(AtomicU64::new)
-        })
-        .as_ref()
-    }
-
-    /// Take `len` bytes of the quota for a put of `object`, or fail it.
-    pub fn take(object: &str, len: u64) -> Result<(), StoreError> {
-        let Some(left) = left() else { return Ok(()) };
-        let taken = left.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |l| l.checked_sub(len));
-        taken.map(|_| ()).map_err(|_| StoreError::Write {
-            object: object.to_string(),
-            source: object_store::Error::Generic {
-                store: "quota",
-                source: Box::new(std::io::Error::new(
-                    std::io::ErrorKind::StorageFull,
-                    format!("No space left on device (the {VAR} test quota is used up)"),
-                )),
-            },
-        })
-    }
-}
-
-/// Whether a store is opened to be written or only read.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Access {
-    /// A job's store: a local directory is created if needed and checked
-    /// writable now, so an unwritable store fails before any work.
-    ReadWrite,
-    /// A store that must exist, opened only to be read (a solved store on a
-    /// read-only share, or another user's): nothing is created or probed,
-    /// and a write is refused.
-    ReadOnly,
-}
-
-/// A local directory opened for `access`.
-fn open_local(dir: &str, access: Access) -> Result<LocalFileSystem, String> {
-    let path = Path::new(dir);
-    match access {
-        Access::ReadWrite => {
-            std::fs::create_dir_all(path).map_err(|e| e.to_string())?;
-            let probe = path.join(".write-probe");
-            std::fs::write(&probe, b"ok").map_err(|e| format!("not writable: {e}"))?;
-            let _ = std::fs::remove_file(&probe);
-        }
-        Access::ReadOnly => {
-            if !path.is_dir() {
-                return Err("no such directory".into());
-            }
-        }
-    }
-    LocalFileSystem::new_with_prefix(path).map_err(|e| e.to_string())
-}
-
 /// A job's store.
 #[derive(Clone)]
 pub struct Store {
     inner: Arc<dyn ObjectStore>,
     pub(crate) location: String,
+    pub(crate) backend: Backend,
     access: Access,
     written: Arc<AtomicU64>,
     read: Arc<AtomicU64>,
     pub(crate) requests: Arc<Counters>,
-    /// How long a transiently failing request is retried (S3); None: never.
-    pub(crate) retry_for: Option<Duration>,
     pub(crate) cache: Option<Arc<ChunkCache>>,
 }
 
@@ -133,36 +59,28 @@ impl Store {
     /// `AWS_ALLOW_HTTP=true` for a local server,
     /// `AWS_VIRTUAL_HOSTED_STYLE_REQUEST=false` for path-style addressing).
     pub fn open(location: &str, access: Access) -> Result<Store, StoreError> {
-        let open_err = |reason: String| StoreError::Open {
-            location: location.to_string(),
-            reason,
-        };
-        let (inner, retry_for): (Arc<dyn ObjectStore>, _) = match location.split_once("://") {
-            Some(("s3", rest)) => {
-                let (s3, retry_for) = open_s3(rest).map_err(open_err)?;
-                (Arc::new(s3), Some(retry_for))
-            }
-            Some(("file", dir)) => (Arc::new(open_local(dir, access).map_err(open_err)?), None),
-            Some((scheme, _)) => {
-                return Err(open_err(format!(
-                    "the {scheme}:// scheme is not supported; use a local directory or s3://BUCKET/PREFIX"
-                )))
-            }
-            None => (
-                Arc::new(open_local(location, access).map_err(open_err)?),
-                None,
-            ),
-        };
+        let (backend, inner) = backend::open(location, access)?;
         Ok(Store {
             inner,
             location: location.to_string(),
+            backend,
             access,
             written: Arc::new(AtomicU64::new(0)),
             read: Arc::new(AtomicU64::new(0)),
             requests: Arc::new(Counters::default()),
-            retry_for,
             cache: None,
         })
+    }
+
+    /// The same store with every request going through `wrap(inner)`: how a
+    /// test injects faults (see [`crate::fault`]), given when the store is
+    /// made. The backend stays what it was opened as.
+    pub fn wrapped(
+        mut self,
+        wrap: impl FnOnce(Arc<dyn ObjectStore>) -> Arc<dyn ObjectStore>,
+    ) -> Store {
+        self.inner = wrap(self.inner);
+        self
     }
 
     /// The same store with counters of its own: what one task reads and
@@ -187,9 +105,18 @@ impl Store {
         &self.location
     }
 
-    /// Whether it is a local directory (not a bucket).
-    pub fn is_local(&self) -> bool {
-        !self.location.contains("://") || self.location.starts_with("file://")
+    /// What it is: a local directory or a bucket.
+    pub fn backend(&self) -> &Backend {
+        &self.backend
+    }
+
+    /// The location as another process opens it, on this machine or
+    /// another: a local directory's absolute path, or the bucket's URL.
+    pub fn shared_location(&self) -> String {
+        match &self.backend {
+            Backend::Local { root } => root.to_string_lossy().into_owned(),
+            Backend::S3 { .. } => self.location.clone(),
+        }
     }
 
     /// Bytes written since the last call.
@@ -223,7 +150,6 @@ impl Store {
     pub async fn put(&self, object: &str, bytes: Vec<u8>) -> Result<(), StoreError> {
         self.writable(object)?;
         let len = bytes.len() as u64;
-        quota::take(object, len)?;
         self.put_whole(object, bytes).await?;
         self.written.fetch_add(len, Ordering::Relaxed);
         Ok(())
@@ -435,51 +361,49 @@ impl Store {
         self.delete(object).await
     }
 
-    /// Remove what a local store keeps under `prefix` once its objects are
-    /// deleted (a bucket keeps neither): empty folders, and the staging
-    /// files (`<object>#<digits>`) of writes a killed process left
-    /// unfinished, which are no object and never listed. Best effort; for
-    /// when nothing writes under `prefix` any more.
-    pub fn remove_local_leftovers(&self, prefix: &str) {
-        let Some(root) = self.local_root() else {
+    /// Remove the files a local store holds under `prefix` that are not
+    /// objects in `keep`, and the folders left empty (a bucket holds
+    /// neither). Deleting an object leaves its folders behind, and a write
+    /// a killed process left unfinished leaves a staging file that is no
+    /// object. Which names the object store gives its staging files is its
+    /// own business: for when nothing writes under `prefix` any more and
+    /// every object there that is not in `keep` was deleted, every other
+    /// file there is a leftover, whatever its name. Best effort.
+    pub fn remove_local_leftovers(&self, prefix: &str, keep: &BTreeSet<String>) {
+        let Some(root) = self.backend.local_root() else {
             return;
         };
-        fn prune(dir: &Path) -> bool {
-            let Ok(entries) = std::fs::read_dir(dir) else {
-                return false;
-            };
-            let mut empty = true;
-            for e in entries.flatten() {
-                let path = e.path();
-                empty &= if path.is_dir() {
-                    prune(&path)
-                } else {
-                    is_staging(&path) && std::fs::remove_file(&path).is_ok()
-                };
-            }
-            empty && std::fs::remove_dir(dir).is_ok()
-        }
-        prune(&root.join(prefix));
-    }
-
-    fn local_root(&self) -> Option<std::path::PathBuf> {
-        self.is_local()
-            .then(|| {
-                self.location
-                    .strip_prefix("file://")
-                    .unwrap_or(&self.location)
-            })
-            .map(std::path::PathBuf::from)
+        prune(root, &root.join(prefix), keep);
     }
 }
 
-/// Whether `path` is the staging file of a local write (`object_store`
-/// writes `<object>#<digits>` and renames it when the write completes).
-fn is_staging(path: &Path) -> bool {
-    path.file_name()
-        .and_then(|n| n.to_str())
-        .and_then(|n| n.rsplit_once('#'))
-        .is_some_and(|(_, s)| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
+/// Remove the files under `dir` that are not the objects `keep` (names
+/// relative to `root`, `/`-separated), and the folders left empty; whether
+/// `dir` itself was removed.
+fn prune(root: &Path, dir: &Path, keep: &BTreeSet<String>) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    let mut empty = true;
+    for e in entries.flatten() {
+        let path = e.path();
+        empty &= if path.is_dir() {
+            prune(root, &path, keep)
+        } else {
+            !is_kept(root, &path, keep) && std::fs::remove_file(&path).is_ok()
+        };
+    }
+    empty && std::fs::remove_dir(dir).is_ok()
+}
+
+/// Whether the file `path` under `root` is one of the objects `keep`.
+fn is_kept(root: &Path, path: &Path, keep: &BTreeSet<String>) -> bool {
+    let Ok(relative) = path.strip_prefix(root) else {
+        return true;
+    };
+    let parts: Option<Vec<&str>> = relative.iter().map(|p| p.to_str()).collect();
+    // A name that is no UTF-8 is no object of ours.
+    parts.is_some_and(|p| keep.contains(&p.join("/")))
 }
 
 #[cfg(test)]
@@ -525,7 +449,8 @@ mod tests {
         let err = Store::open(missing.to_str().unwrap(), Access::ReadOnly)
             .err()
             .unwrap();
-        assert!(err.to_string().contains("no such directory"), "{err}");
+        assert!(matches!(err, StoreError::Absent { .. }), "{err}");
+        assert!(err.to_string().contains("does not exist"), "{err}");
         assert!(!missing.exists());
     }
 
@@ -548,27 +473,49 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn empty_folders_and_staging_files_are_removed_and_objects_kept() {
+    async fn empty_folders_and_files_that_are_no_kept_object_are_removed() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path().to_str().unwrap(), Access::ReadWrite).unwrap();
         store.put("runs/s1/g1/x.run", b"x".to_vec()).await.unwrap();
         store.put("runs/s2/g1/y.run", b"y".to_vec()).await.unwrap();
+        store.put("other/o.json", b"o".to_vec()).await.unwrap();
         store.delete("runs/s1/g1/x.run").await.unwrap();
-        // What a write killed before its rename leaves: not an object.
-        std::fs::write(dir.path().join("runs/s2/g1/z.run#3"), b"z").unwrap();
-        std::fs::write(dir.path().join("runs/s2/g1/a#b.run"), b"a").unwrap();
-        assert_eq!(store.list("runs").await.unwrap().len(), 2);
-        store.remove_local_leftovers("runs");
+        // What writes killed before their rename leave, whatever the object
+        // store names its staging files: no object.
+        let leftovers = ["runs/s2/g1/y.run#3", "runs/s2/g1/.y.run.tmp", "runs/s2/a#b"];
+        for name in leftovers {
+            std::fs::write(dir.path().join(name), b"z").unwrap();
+        }
+        let keep = BTreeSet::from(["runs/s2/g1/y.run".to_string()]);
+        store.remove_local_leftovers("runs", &keep);
         assert!(!dir.path().join("runs/s1").exists());
-        assert!(!dir.path().join("runs/s2/g1/z.run#3").exists());
-        assert!(dir.path().join("runs/s2/g1/y.run").exists());
+        for name in leftovers {
+            assert!(!dir.path().join(name).exists(), "{name}");
+        }
+        assert_eq!(store.list("runs").await.unwrap(), ["runs/s2/g1/y.run"]);
         assert!(
-            dir.path().join("runs/s2/g1/a#b.run").exists(),
-            "not a staging name"
+            dir.path().join("other/o.json").exists(),
+            "not under the prefix"
         );
         store.delete("runs/s2/g1/y.run").await.unwrap();
-        std::fs::remove_file(dir.path().join("runs/s2/g1/a#b.run")).unwrap();
-        store.remove_local_leftovers("runs");
+        store.remove_local_leftovers("runs", &BTreeSet::new());
         assert!(!dir.path().join("runs").exists());
+    }
+
+    #[test]
+    fn the_backend_is_chosen_once_from_the_location() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let url = format!("file://{}", dir.path().display());
+        for location in [dir.path().to_str().unwrap(), &url] {
+            let store = Store::open(location, Access::ReadOnly).unwrap();
+            assert_eq!(store.backend(), &Backend::Local { root: root.clone() });
+            assert_eq!(store.shared_location(), root.to_str().unwrap());
+            assert_eq!(store.location(), location);
+        }
+        let err = Store::open("gs://bucket/x", Access::ReadOnly)
+            .err()
+            .unwrap();
+        assert!(err.to_string().contains("not supported"), "{err}");
     }
 }

@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+use solve2048_store::Store;
+
 /// How a worker process runs.
 #[derive(Clone)]
 pub struct AgentConfig {
@@ -28,4 +30,9 @@ pub struct AgentConfig {
     /// Bytes the worker's tasks may hold at once: `--memory` less the
     /// process (see [`crate::budget`]).
     pub task_budget: u64,
+    /// The job's store, already open: an in-process worker shares its
+    /// coordinator's (and whatever the store was made with, such as a
+    /// test's fault injection). None: the worker opens the store the
+    /// coordinator names.
+    pub store: Option<Store>,
 }

@@ -113,10 +113,13 @@ pub async fn run_agent(
     Ok(report)
 }
 
-/// A worker on the store `store` for `job`, with the chunk cache of
-/// `config` if it has one.
+/// A worker on the store `store` (or the one `config` holds, with counters
+/// of its own) for `job`, with the chunk cache of `config` if it has one.
 fn open_worker(config: &AgentConfig, store: &str, job: &JobSpec) -> Result<Worker, AgentError> {
-    let mut store = Store::open(store, Access::ReadWrite)?;
+    let mut store = match &config.store {
+        Some(shared) => shared.with_own_counters(),
+        None => Store::open(store, Access::ReadWrite)?,
+    };
     if let Some((dir, bytes)) = &config.cache {
         let cache = ChunkCache::open(dir, *bytes)
             .map_err(|e| AgentError::Job(format!("cache {}: {e}", dir.display())))?;
