@@ -7,6 +7,7 @@ use std::error::Error;
 use solve2048_coordinator::CoordinatorError;
 use solve2048_plan::{PlanError, Setting};
 use solve2048_worker::budget::BudgetError;
+use solve2048_worker::{AgentError, WorkerError};
 
 /// `cause`'s message in the command line's words, where they differ from
 /// its own: the flag it is about named.
@@ -37,7 +38,17 @@ pub fn message(cause: &(dyn Error + 'static)) -> Option<String> {
 
 /// What to do about `cause`, to follow the whole error chain.
 pub fn hint(cause: &(dyn Error + 'static)) -> Option<String> {
+    coordinator_hint(cause).or_else(|| worker_hint(cause))
+}
+
+/// What to do about a coordinator's error.
+fn coordinator_hint(cause: &(dyn Error + 'static)) -> Option<String> {
     Some(match cause.downcast_ref::<CoordinatorError>()? {
+        // A worker's failure arrives as text: its own error's words tell
+        // a task too large for the workers' memory.
+        CoordinatorError::TaskFailed { error, .. } if WorkerError::is_too_large(error) => {
+            " (--memory); give workers more memory (`solve2048 plan` says how much)".into()
+        }
         CoordinatorError::ForeignJob { .. } => {
             ". Use another --store, or the same settings to resume".into()
         }
@@ -49,6 +60,19 @@ pub fn hint(cause: &(dyn Error + 'static)) -> Option<String> {
              command with --repair to set them aside in quarantine/ and redo the tasks that \
              wrote them"
         ),
+        _ => return None,
+    })
+}
+
+/// What to do about a worker process's error.
+fn worker_hint(cause: &(dyn Error + 'static)) -> Option<String> {
+    Some(match cause.downcast_ref::<AgentError>()? {
+        AgentError::UntrustedCertificate { .. } => {
+            "; pass the CA that signed it with --tls-ca".into()
+        }
+        AgentError::ServesTls { .. } => {
+            "; use an https:// URL for --coordinator (and --tls-ca with its CA)".into()
+        }
         _ => return None,
     })
 }

@@ -1,6 +1,8 @@
 //! What can go wrong reading or writing a store, each error naming the
 //! store or the object. An error prints its own words and exposes its cause
-//! as `source()`; [`solve2048_core::chain::Chain`] writes both.
+//! as `source()` ([`solve2048_core::chain::Chain`] writes both), except for
+//! `object_store`'s errors, which print their own causes: those are
+//! printed, not exposed, so that no cause is said twice.
 
 use solve2048_core::formats::chunk::FormatError;
 
@@ -25,12 +27,12 @@ pub enum StoreError {
         location: String,
     },
     /// A read failed.
-    #[error("cannot read {object}")]
+    #[error("cannot read {object}: {error}")]
     Read {
         /// The object.
         object: String,
-        /// The cause.
-        source: object_store::Error,
+        /// The cause (printed: it prints its own causes).
+        error: object_store::Error,
     },
     /// A required object is missing.
     #[error("{object} is missing from the store")]
@@ -39,12 +41,12 @@ pub enum StoreError {
         object: String,
     },
     /// A write failed.
-    #[error("cannot write {object}")]
+    #[error("cannot write {object}: {error}")]
     Write {
         /// The object.
         object: String,
-        /// The cause.
-        source: object_store::Error,
+        /// The cause (printed: it prints its own causes).
+        error: object_store::Error,
     },
     /// An object failed verification.
     #[error("rejected {object}")]
@@ -64,7 +66,7 @@ pub enum StoreError {
         source: Box<dyn std::error::Error + Send + Sync>,
     },
     /// A request failed transiently until the retry deadline.
-    #[error("store {location}: {op} {object} failed {attempts} times in {seconds:.1} s, the last with {cause} (retried for up to {RETRY_TIMEOUT_VAR}={limit} s)")]
+    #[error("store {location}: {op} {object} failed {attempts} times in {seconds:.1} s, the last with {cause} (retried for up to {RETRY_TIMEOUT_VAR}={limit} s): {error}")]
     GaveUp {
         /// The store.
         location: String,
@@ -80,8 +82,9 @@ pub enum StoreError {
         cause: Cause,
         /// The retry deadline, seconds.
         limit: f64,
-        /// The last failure (boxed: it is large, and rare).
-        source: Box<object_store::Error>,
+        /// The last failure (boxed: it is large, and rare; printed: it
+        /// prints its own causes).
+        error: Box<object_store::Error>,
     },
     /// A write to a store opened read-only.
     #[error("cannot write {object}: store {location} is opened read-only")]

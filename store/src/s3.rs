@@ -224,7 +224,7 @@ impl Store {
                     seconds: start.elapsed().as_secs_f64(),
                     cause,
                     limit: limit.as_secs_f64(),
-                    source: Box::new(failed.source),
+                    error: Box::new(failed.source),
                 }));
             }
             tracing::warn!(%op, object, %cause, error = %failed.source, ?wait, "store request failed; retrying");

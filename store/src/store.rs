@@ -159,9 +159,9 @@ impl Store {
     async fn put_whole(&self, object: &str, bytes: Vec<u8>) -> Result<(), StoreError> {
         let path = ObjectPath::from(object);
         let bytes = Bytes::from(bytes);
-        let name = |source| StoreError::Write {
+        let name = |error| StoreError::Write {
             object: object.to_string(),
-            source,
+            error,
         };
         if bytes.len() < MULTIPART_FROM {
             return self
@@ -241,9 +241,9 @@ impl Store {
             })
             .await
             .map_err(|f| {
-                f.or(|source| StoreError::Read {
+                f.or(|error| StoreError::Read {
                     object: object.to_string(),
-                    source,
+                    error,
                 })
             })?;
         if let Some(bytes) = &got {
@@ -272,9 +272,9 @@ impl Store {
         })
         .await
         .map_err(|f| {
-            f.or(|source| StoreError::Write {
+            f.or(|error| StoreError::Write {
                 object: object.to_string(),
-                source,
+                error,
             })
         })
     }
@@ -300,9 +300,9 @@ impl Store {
         })
         .await
         .map_err(|f| {
-            f.or(|source| StoreError::Read {
+            f.or(|error| StoreError::Read {
                 object: object.clone(),
-                source,
+                error,
             })
         })
     }
@@ -338,9 +338,9 @@ impl Store {
         })
         .await
         .map_err(|f| {
-            f.or(|source| StoreError::Read {
+            f.or(|error| StoreError::Read {
                 object: object.to_string(),
-                source,
+                error,
             })
         })
     }

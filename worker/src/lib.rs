@@ -17,7 +17,7 @@ pub mod agent;
 pub mod budget;
 pub mod exec;
 
-pub use agent::{run_agent, AgentConfig, AgentError, AgentReport};
+pub use agent::{run_agent, AgentConfig, AgentError, AgentReport, CallError};
 pub use exec::{Worker, WorkerError};
 
 /// Peak resident memory of this process so far (Linux `VmHWM`), in bytes;

@@ -1,7 +1,8 @@
 //! The worker's connection to its coordinator: which failures are worth
 //! retrying (the backoff while the coordinator is unreachable is in
-//! `shared`), and how a refusal reads. The client itself, with its URL
-//! check and token, is `solve2048_proto::client`'s, shared with `status`.
+//! `shared`), and which error a refusal stops the worker with. The client
+//! itself, with its URL check and token, is `solve2048_proto::client`'s,
+//! shared with `status`.
 
 use tonic::{Code, Status};
 
@@ -29,18 +30,17 @@ pub(super) fn tls_refused(s: &Status) -> bool {
 }
 
 /// The error a refused call stops the worker with.
-pub(super) fn refused(s: &Status) -> AgentError {
-    let mut reason = describe_status(s);
-    if tls_refused(s) {
-        reason.push_str(
-            "; the coordinator's TLS certificate is not trusted: pass the CA that signed it with --tls-ca",
-        );
+pub(super) fn refused(s: Status) -> AgentError {
+    if tls_refused(&s) {
+        AgentError::UntrustedCertificate { call: s.into() }
+    } else {
+        AgentError::Refused { call: s.into() }
     }
-    AgentError::Refused(reason)
 }
 
-/// A status as a person reads it: its message and the transport error
-/// underneath (tonic's message alone is often just "transport error").
+/// A status as a person reads it, for logs and for telling failures apart:
+/// its message and the transport error underneath (tonic's message alone
+/// is often just "transport error").
 pub(super) fn describe_status(status: &Status) -> String {
     let mut out = status.message().to_string();
     let mut source = std::error::Error::source(status);

@@ -1,14 +1,14 @@
 //! What a worker process's loops share ([`Shared`]): its client,
-//! configuration and report, the shutdown signals, and the backoff while
-//! the coordinator is unreachable (each failure logged with its error, at a
-//! decreasing rate).
+//! configuration and report, the tokens that stop it and the tracker of
+//! the tasks it drains, and the backoff while the coordinator is
+//! unreachable (each failure logged with its error, at a decreasing rate).
 
-use std::sync::atomic::AtomicBool;
 use std::sync::Mutex;
 use std::time::Duration;
 
 use solve2048_proto::client::Client;
-use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 use tonic::Status;
 
 use super::config::AgentConfig;
@@ -20,32 +20,59 @@ use super::report::AgentReport;
 pub(super) struct Shared {
     pub(super) client: Client,
     pub(super) config: AgentConfig,
-    pub(super) report: Mutex<AgentReport>,
-    /// Shutdown requested: lease nothing more.
-    pub(super) stopping: AtomicBool,
-    /// Set after the drain period: hand leases back now.
-    pub(super) hand_back: watch::Receiver<bool>,
+    /// A std mutex: never held across an `.await`.
+    report: Mutex<AgentReport>,
+    /// Cancelled on shutdown: lease nothing more.
+    pub(super) stop: CancellationToken,
+    /// Cancelled once the drain time is over: hand the leases of tasks
+    /// still running back now.
+    pub(super) hand_back: CancellationToken,
+    /// The leases being run or reported now, which a stop drains.
+    pub(super) running: TaskTracker,
     /// Tracks unreachability for giving up, and when it was last logged
-    /// with the wait until the next log line.
-    pub(super) unreachable: Mutex<Unreachable>,
-    /// Leases being run or reported now.
-    pub(super) running: std::sync::atomic::AtomicUsize,
+    /// with the wait until the next log line. A std mutex: never held
+    /// across an `.await`.
+    unreachable: Mutex<Unreachable>,
 }
 
 /// Since when the coordinator has been unreachable, and the log's pace.
 #[derive(Default)]
-pub(super) struct Unreachable {
+struct Unreachable {
     since: Option<tokio::time::Instant>,
     logged: Option<tokio::time::Instant>,
     log_every: Duration,
 }
 
 impl Shared {
-    /// Note a transient failure; Err once the coordinator has been
-    /// unreachable for too long.
+    /// Loops of a worker process talking to the coordinator through
+    /// `client`, as `config` says.
+    pub(super) fn new(client: Client, config: AgentConfig) -> Shared {
+        Shared {
+            client,
+            config,
+            report: Mutex::new(AgentReport::default()),
+            stop: CancellationToken::new(),
+            hand_back: CancellationToken::new(),
+            running: TaskTracker::new(),
+            unreachable: Mutex::new(Unreachable::default()),
+        }
+    }
+
+    /// Count something in the report.
+    pub(super) fn count(&self, what: impl FnOnce(&mut AgentReport)) {
+        what(&mut self.report.lock().unwrap());
+    }
+
+    /// What the process has done so far.
+    pub(super) fn report(&self) -> AgentReport {
+        *self.report.lock().unwrap()
+    }
+
+    /// Note a transient failure, `status`, and wait before the next try;
+    /// Err once the coordinator has been unreachable for too long.
     pub(super) async fn backoff(
         &self,
-        status: &Status,
+        status: Status,
         attempt: &mut u32,
     ) -> Result<(), AgentError> {
         let now = tokio::time::Instant::now();
@@ -59,18 +86,17 @@ impl Shared {
             }
             (since, due)
         };
-        let error = describe_status(status);
         if since.elapsed() > self.config.give_up_after {
             return Err(AgentError::Unreachable {
                 url: self.config.coordinator.clone(),
                 seconds: since.elapsed().as_secs(),
-                last: error,
+                last: status.into(),
             });
         }
         if log {
             tracing::warn!(
                 coordinator = %self.config.coordinator,
-                error = %error,
+                error = %describe_status(&status),
                 unreachable_for = %format!("{:.0} s", since.elapsed().as_secs_f64()),
                 gives_up_in = %format!("{:.0} s", self.config.give_up_after.saturating_sub(since.elapsed()).as_secs_f64()),
                 "coordinator unreachable; retrying"
@@ -82,6 +108,7 @@ impl Shared {
         Ok(())
     }
 
+    /// Note that a call reached the coordinator.
     pub(super) fn reachable(&self) {
         let mut u = self.unreachable.lock().unwrap();
         if let Some(since) = u.since.take() {
@@ -98,4 +125,4 @@ impl Shared {
 }
 
 /// Longest wait between two log lines about an unreachable coordinator.
-pub(super) const LOG_AT_MOST: Duration = Duration::from_secs(60);
+const LOG_AT_MOST: Duration = Duration::from_secs(60);

@@ -31,8 +31,10 @@ pub enum WorkerError {
         /// Why.
         reason: String,
     },
-    /// The task needs more memory than this worker may use.
-    #[error("task {task} needs {} MiB but this worker's memory budget is {} MiB (--memory); give workers more memory (`solve2048 plan` says how much)", needed >> 20, task_budget >> 20)]
+    /// The task needs more memory than this worker may use. Its message
+    /// crosses to the coordinator as text;
+    /// [`WorkerError::is_too_large`] recognises it there.
+    #[error("task {task} needs {} MiB {} {} MiB", needed >> 20, TOO_LARGE, task_budget >> 20)]
     TooLarge {
         /// Task key.
         task: String,
@@ -110,6 +112,14 @@ impl WorkerError {
         }
     }
 
+    /// Whether `message`, the text of a task's failure as the coordinator
+    /// received it, is a [`WorkerError::TooLarge`]'s: a failure crosses the
+    /// wire as text, so a reader of the coordinator's errors (the binary,
+    /// which words the flag that mends it) tells it by its words.
+    pub fn is_too_large(message: &str) -> bool {
+        message.contains(TOO_LARGE)
+    }
+
     /// The failure to report: its kind, and the error with its causes.
     pub fn failure(&self) -> Failure {
         Failure {
@@ -118,3 +128,7 @@ impl WorkerError {
         }
     }
 }
+
+/// The words of a [`WorkerError::TooLarge`] message between what the task
+/// needs and the worker's budget.
+const TOO_LARGE: &str = "but this worker's memory budget is";
