@@ -6,6 +6,7 @@ use std::error::Error;
 
 use solve2048_coordinator::CoordinatorError;
 use solve2048_plan::{PlanError, Setting};
+use solve2048_serve::ConfigError;
 use solve2048_worker::budget::BudgetError;
 use solve2048_worker::{AgentError, WorkerError};
 
@@ -24,6 +25,15 @@ pub fn message(cause: &(dyn Error + 'static)) -> Option<String> {
             Setting::WorkerMemory => format!("{flag} must be more than 0 GiB"),
             _ => format!("{flag} must be at least {least}"),
         });
+    }
+    if let Some(e) = cause.downcast_ref::<ConfigError>() {
+        match e {
+            ConfigError::Player { player, .. } => return Some(format!("--player {player}")),
+            ConfigError::Unplayable { player, .. } => {
+                return Some(format!("--player {player} cannot play this game"))
+            }
+            ConfigError::Limits(_) => {}
+        }
     }
     Some(match cause.downcast_ref::<BudgetError>()? {
         BudgetError::NotPositive { gib } => format!("--memory {gib} must be more than 0 GiB"),

@@ -59,6 +59,7 @@ impl Reporter {
     pub fn event(&self, p: &Progress) {
         let mut s = self.state.lock().unwrap();
         match p {
+            Progress::Serving => return,
             Progress::PhaseStart(phase) => {
                 reset_peak_rss();
                 s.phase = Some(*phase);

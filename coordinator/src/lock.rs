@@ -64,8 +64,10 @@ pub fn host_name() -> String {
         .unwrap_or_else(|| "unknown-host".into())
 }
 
-/// Whether `lock` belongs to a live coordinator other than us.
-fn held_by_other(lock: &LockRecord) -> bool {
+/// Whether `lock` belongs to a live coordinator other than us: it holds
+/// the lock and renewed it lately, and (on this very host) its process is
+/// alive.
+pub fn held_by_other(lock: &LockRecord) -> bool {
     if !lock.running {
         return false;
     }

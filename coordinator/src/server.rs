@@ -70,14 +70,14 @@ struct Outcome {
 
 impl Outcome {
     /// Records how the job ended: done with its start value, failed with
-    /// its error, or (interrupted) still running.
+    /// its error, or stopped (interrupted) unfinished.
     fn record(&mut self, result: &Result<Summary, CoordinatorError>) {
         match result {
             Ok(s) => {
                 self.state = Some(JobState::Done);
                 self.start_value = Some(s.start_value);
             }
-            Err(CoordinatorError::Interrupted) => {}
+            Err(CoordinatorError::Interrupted) => self.state = Some(JobState::Stopped),
             Err(e) => {
                 self.state = Some(JobState::Failed);
                 self.error = Some(Chain(e).to_string());
@@ -181,6 +181,7 @@ async fn serve(
     ));
     let metrics_task = metrics.map(|l| tokio::spawn(crate::metrics::serve(l, scheduler.clone())));
     tracing::info!(listen = %addr, store = %config.store, game = %info.game, epoch = lock.epoch(), "coordinator serving");
+    progress(&Progress::Serving);
 
     let write_status = || async {
         let doc = status_of(&info, &scheduler, &outcome);

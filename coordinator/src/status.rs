@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use solve2048_core::space::ids::PartId;
 use solve2048_store::layout;
 
-use crate::lock::{unix_ms, LockRecord, STALE_AFTER};
+use crate::lock::{held_by_other, unix_ms, LockRecord};
 use crate::records::{CoordinatorError, FailureRecord, Records};
 use crate::scheduler::{
     Counters, OverallProgress, Snapshot, TaskEntry, TaskState, WorkerEntry, WorkerHealth,
@@ -28,6 +28,9 @@ pub enum JobState {
     Done,
     /// Stopped on an error (see `error`).
     Failed,
+    /// Not finished, and no coordinator works on it: stopped by a signal
+    /// or a shutdown request, or killed (the same command resumes it).
+    Stopped,
 }
 
 /// One stage of one part.
@@ -216,13 +219,45 @@ fn part_rows(tasks: &[TaskEntry], states_ahead: u64) -> (Vec<PartRow>, u64, Phas
     (rows, remaining, phase)
 }
 
+/// What the store's lock says of the job's coordinator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Liveness {
+    /// No coordinator has run the job.
+    Never,
+    /// One holds the lock and renews it (and, on this host, its process
+    /// runs).
+    Alive,
+    /// The last one released the lock: it stopped cleanly.
+    Stopped,
+    /// The last one holds the lock but stopped renewing it, or its process
+    /// is gone from this host: it was killed or crashed.
+    Dead,
+}
+
+impl Liveness {
+    /// Of the coordinator that holds or held `lock`.
+    pub fn of(lock: Option<&LockRecord>) -> Liveness {
+        match lock {
+            None => Liveness::Never,
+            Some(l) if !l.running => Liveness::Stopped,
+            Some(l) if held_by_other(l) => Liveness::Alive,
+            Some(_) => Liveness::Dead,
+        }
+    }
+}
+
 /// The status as last written to the store, with the coordinator's lock.
 #[derive(Clone, Debug, Serialize)]
 pub struct StoredStatus {
-    /// The document (None before a coordinator first wrote one).
+    /// The document (None before a coordinator first wrote one). Its state
+    /// is never `running` unless a coordinator is alive: a job whose
+    /// coordinator died reads `stopped`.
     pub status: Option<JobStatus>,
     /// The coordinator lock.
     pub lock: Option<LockRecord>,
+    /// What the lock says of the coordinator.
+    pub coordinator: Liveness,
     /// Whether the lock looks held by a live coordinator.
     pub coordinator_alive: bool,
     /// Seconds since the document was written.
@@ -230,19 +265,27 @@ pub struct StoredStatus {
 }
 
 /// Read the status from the store (works while the coordinator is down).
+/// A store that holds no job is refused.
 pub async fn read_stored(records: &Records) -> Result<StoredStatus, CoordinatorError> {
+    if records.manifest().await?.is_none() {
+        let location = records.location().to_string();
+        return Err(CoordinatorError::NoJob { location });
+    }
     let status: Option<JobStatus> = records.get_json_opt(layout::STATUS).await?;
     let lock: Option<LockRecord> = records.get_json_opt(layout::LOCK).await?;
     let now = unix_ms();
-    let coordinator_alive = lock.as_ref().is_some_and(|l| {
-        l.running && now.saturating_sub(l.renewed_unix_ms) < STALE_AFTER.as_millis() as u64
-    });
+    let coordinator = Liveness::of(lock.as_ref());
     let mut status = status;
-    if let Some(s) = status.as_mut().filter(|_| !coordinator_alive) {
-        // Workers are alive only while a coordinator hears from them.
+    if let Some(s) = status.as_mut().filter(|_| coordinator != Liveness::Alive) {
+        // Workers are alive only while a coordinator hears from them, and a
+        // job runs only while its coordinator does.
         for w in &mut s.workers {
             w.alive = false;
             w.tasks.clear();
+        }
+        if s.state == JobState::Running {
+            s.state = JobState::Stopped;
+            s.eta_seconds = None;
         }
     }
     Ok(StoredStatus {
@@ -251,7 +294,8 @@ pub async fn read_stored(records: &Records) -> Result<StoredStatus, CoordinatorE
             .map(|s| now.saturating_sub(s.updated_unix_ms) as f64 / 1000.0),
         status,
         lock,
-        coordinator_alive,
+        coordinator,
+        coordinator_alive: coordinator == Liveness::Alive,
     })
 }
 
@@ -403,10 +447,7 @@ pub async fn chunk_rows(records: &Records) -> Result<Vec<ChunkRow>, CoordinatorE
         for part in &index.parts {
             for c in &part.chunks {
                 let id = c.id;
-                let name = format!(
-                    "s{:05}-m{:02}-g{:04}-c{:04}",
-                    id.part.sum, id.part.max_exp, id.group, id.index
-                );
+                let name = id.name();
                 for stage in [StageKind::Enumerate, StageKind::Solve] {
                     let key = format!("{stage}-{name}");
                     let mut r = known.row(

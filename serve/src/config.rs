@@ -5,7 +5,32 @@ use std::time::Duration;
 
 use solve2048_core::rules::spawn::SpawnRule;
 use solve2048_core::Shape;
-use solve2048_players::PlayerSpec;
+use solve2048_players::{PlayerError, PlayerSpec};
+
+/// Why a configuration is refused.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// A player spec that does not parse.
+    #[error("player {player}")]
+    Player {
+        /// The spec as given.
+        player: String,
+        /// Why it does not parse.
+        source: PlayerError,
+    },
+    /// A player that cannot play boards of this game (a weights file
+    /// missing, damaged or for another board).
+    #[error("player {player} cannot play this game")]
+    Unplayable {
+        /// The spec as given.
+        player: String,
+        /// Why.
+        source: PlayerError,
+    },
+    /// Limits no request could meet.
+    #[error("{0}")]
+    Limits(String),
+}
 
 /// The players offered besides `optimal` when none are named: the cheap
 /// ones (a request cannot name any other, so that one request cannot ask
@@ -64,22 +89,25 @@ impl Config {
     /// among them or not) with `limits`, validated: every player must build
     /// for boards of `shape` (so that a missing weights file fails now, not
     /// on a request).
-    pub fn new(players: &[String], limits: Limits, shape: Shape) -> Result<Config, String> {
+    pub fn new(players: &[String], limits: Limits, shape: Shape) -> Result<Config, ConfigError> {
         let mut specs: Vec<PlayerSpec> = Vec::new();
         for p in players {
-            let spec = PlayerSpec::parse(p).map_err(|e| format!("--player {p}: {e}"))?;
+            let player = p.clone();
+            let spec =
+                (PlayerSpec::parse(p)).map_err(|source| ConfigError::Player { player, source })?;
             if spec == PlayerSpec::Optimal || specs.contains(&spec) {
                 continue;
             }
-            spec.build(shape, &SpawnRule::standard(), 0)
-                .map_err(|e| format!("--player {p} cannot play this game: {e}"))?;
+            let player = p.clone();
+            (spec.build(shape, &SpawnRule::standard(), 0))
+                .map_err(|source| ConfigError::Unplayable { player, source })?;
             specs.push(spec);
         }
         let config = Config {
             players: specs,
             limits,
         };
-        config.validate()?;
+        config.validate().map_err(ConfigError::Limits)?;
         Ok(config)
     }
 
@@ -145,17 +173,16 @@ mod tests {
         )
         .unwrap();
         assert_eq!(c.player_names(), ["optimal", "greedy", "order:LDRU"]);
-        assert!(
-            Config::new(&["minimax".into()], Limits::default(), Shape::square(3))
-                .unwrap_err()
-                .contains("--player minimax")
-        );
+        assert!(matches!(
+            Config::new(&["minimax".into()], Limits::default(), Shape::square(3)),
+            Err(ConfigError::Player { player, .. }) if player == "minimax"
+        ));
         let missing = Config::new(
             &["ntuple:/nonexistent.weights".into()],
             Limits::default(),
             Shape::square(3),
         );
-        assert!(missing.unwrap_err().contains("cannot play this game"));
+        assert!(matches!(missing, Err(ConfigError::Unplayable { .. })));
         assert_eq!(
             Config::default_for(Shape::square(4)).player_names().len(),
             DEFAULT_PLAYERS.len() + 1

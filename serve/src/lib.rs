@@ -28,5 +28,5 @@ pub mod graph;
 pub mod limits;
 
 pub use app::{app, run, AppState};
-pub use config::{Config, Limits};
+pub use config::{Config, ConfigError, Limits};
 pub use error::ApiError;

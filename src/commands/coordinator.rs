@@ -131,7 +131,8 @@ async fn serve(
         repair: args.repair,
         status_every: Duration::from_secs(5),
     };
-    crate::human::eprint_line(&format!(
+    // Said once the store is accepted, not before a refusal.
+    let serving = format!(
         "coordinator for {} serving on {}{}",
         job.game.name(),
         listener.local_addr()?,
@@ -139,14 +140,18 @@ async fn serve(
             .as_ref()
             .map(|m| format!(", metrics on http://{m}/metrics"))
             .unwrap_or_default()
-    ));
+    );
+    let progress = |p: &Progress| match p {
+        Progress::Serving => crate::human::eprint_line(&serving),
+        p => progress(p),
+    };
     let records = Records::new(store);
     let summary = serve_job(
         records,
         listener,
         metrics,
         config,
-        progress,
+        &progress,
         shutdown_signal(),
     )
     .await?;

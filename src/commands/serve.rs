@@ -67,7 +67,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         timeout: Duration::from_secs_f64(args.timeout_seconds),
         ..Limits::default()
     };
-    let config = Config::new(&players, limits, n).map_err(anyhow::Error::msg)?;
+    let config = Config::new(&players, limits, n)?;
     let game = solution.game().name();
     let state = AppState::new(solution, config);
     rt.block_on(async {

@@ -5,8 +5,9 @@ use std::fmt::Write;
 use std::path::PathBuf;
 
 use solve2048_coordinator::client::live_status;
+use solve2048_coordinator::lock::unix_ms;
 use solve2048_coordinator::scheduler::WorkerHealth;
-use solve2048_coordinator::status::{self, JobStatus, StoredStatus};
+use solve2048_coordinator::status::{self, JobStatus, Liveness, StoredStatus};
 use solve2048_coordinator::Records;
 
 use crate::args::TokenArgs;
@@ -62,18 +63,21 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         (None, _) => println!("store {location}: no coordinator has written a status yet"),
         (Some(doc), lock) => {
             let age = stored.age_seconds.unwrap_or(0.0);
-            let who = match lock {
+            let who = match (stored.coordinator, lock) {
                 _ if doc.state == status::JobState::Done => {
                     "the job is finished; no coordinator or worker is running".to_string()
                 }
-                Some(l) if stored.coordinator_alive => {
+                (Liveness::Alive, Some(l)) => {
                     format!("coordinator alive: pid {} on {}, serving {}", l.pid, l.host, l.listen)
                 }
-                Some(l) if l.running => format!(
-                    "coordinator not running (pid {} on {} stopped renewing its lock); rerun the same coordinator command to resume",
-                    l.pid, l.host
+                (Liveness::Dead, Some(l)) => format!(
+                    "coordinator dead: pid {} on {} was killed or crashed (its lock is {:.0} s old); \
+                     rerun the same coordinator command to resume",
+                    l.pid,
+                    l.host,
+                    unix_ms().saturating_sub(l.renewed_unix_ms) as f64 / 1000.0
                 ),
-                _ => "coordinator stopped cleanly".to_string(),
+                _ => "coordinator stopped cleanly; rerun the same command to resume".to_string(),
             };
             println!("status from the store, written {age:.0} s ago; {who}");
             print!("{}", render_status(doc, args.all));

@@ -148,8 +148,6 @@ impl MultipartUpload for FillingUpload {
 
 #[cfg(test)]
 mod tests {
-    use std::error::Error as _;
-
     use object_store::memory::InMemory;
     use object_store::{ObjectStoreExt, WriteMultipart};
 
@@ -218,7 +216,10 @@ mod tests {
             matches!(&err, crate::StoreError::Write { object, .. } if object == "x/b.json"),
             "{err}"
         );
-        assert!(is_full(err.source().unwrap()), "{err}");
+        let crate::StoreError::Write { error, .. } = &err else {
+            unreachable!()
+        };
+        assert!(is_full(error), "{err}");
         assert_eq!(
             (store.take_bytes_written(), other.take_bytes_written()),
             (5, 0)

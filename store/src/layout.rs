@@ -86,21 +86,13 @@ pub fn policy_of(solved: &SolvedRef) -> String {
     policy(&solved.chunk.id, solved.attempt)
 }
 
-/// A chunk as one name: `sSSSSS-mMM-gGGGG-cCCCC`.
-fn chunk_name(id: &ChunkId) -> String {
-    format!(
-        "s{:05}-m{:02}-g{:04}-c{:04}",
-        id.part.sum, id.part.max_exp, id.group, id.index
-    )
-}
-
 /// The runs of an enumerate task of chunk `source` (or of the seed) for the
 /// parts of layer `target`, as one bundle, written by attempt `attempt`.
 /// One bundle a target layer, so that each is deleted once its layer is
 /// merged.
 pub fn runs(source: Option<&ChunkId>, target: u32, attempt: AttemptId) -> String {
     match source {
-        Some(id) => format!("runs/s{target:05}/from-{}-{attempt}.runs", chunk_name(id)),
+        Some(id) => format!("runs/s{target:05}/from-{}-{attempt}.runs", id.name()),
         None => format!("runs/s{target:05}/seed-{attempt}.runs"),
     }
 }
@@ -121,7 +113,7 @@ pub fn requests(source: &ChunkId, attempt: AttemptId) -> String {
     format!(
         "requests/s{:05}/from-{}-{attempt}.reqs",
         source.part.sum,
-        chunk_name(source)
+        source.name()
     )
 }
 

@@ -5,11 +5,11 @@
 //! with the embedded run's digest and byte-identical chunks, one copy of
 //! each, and leaves no run behind.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Child;
 use std::time::{Duration, Instant};
 
-use crate::cli::{bin, chunk_objects, free_port};
+use crate::cli::{bin, chunk_objects, commits, free_port};
 use crate::reference::solved;
 
 const TOKEN: &str = "chaos-token-0123456789";
@@ -83,10 +83,6 @@ impl Cluster {
     }
 }
 
-fn commits(store: &Path) -> usize {
-    std::fs::read_dir(store.join("commits")).map_or(0, |r| r.count())
-}
-
 #[test]
 fn ten_random_kill_9s_of_coordinator_and_workers_change_nothing() {
     let seed = std::env::var("SOLVE2048_TEST_SEED")
@@ -109,7 +105,7 @@ fn ten_random_kill_9s_of_coordinator_and_workers_change_nothing() {
         c.procs.push(p);
     }
     let t0 = Instant::now();
-    while commits(&c.store) < 20 {
+    while commits(&c.store, "") < 20 {
         assert!(t0.elapsed() < Duration::from_secs(120), "no progress");
         std::thread::sleep(Duration::from_millis(10));
     }

@@ -47,6 +47,18 @@ pub fn command_json(sub: &str, store: &Path, args: &[&str]) -> serde_json::Value
     serde_json::from_slice(&out.stdout).expect("exactly one JSON object on stdout")
 }
 
+/// The commit records in `store` whose task key starts with `prefix`: its
+/// `commits/*.json` files, not the staging file of a write a kill
+/// interrupted.
+pub fn commits(store: &Path, prefix: &str) -> usize {
+    std::fs::read_dir(store.join("commits")).map_or(0, |r| {
+        r.flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with(prefix) && n.ends_with(".json"))
+            .count()
+    })
+}
+
 /// A free loopback port.
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::cli::{bin, chunk_objects, free_port};
+use crate::cli::{bin, chunk_objects, commits, free_port};
 use crate::reference::solved;
 
 const TOKEN: &str = "test-token-0123456789";
@@ -118,20 +118,9 @@ fn finish(mut p: Proc, limit: Duration) -> (bool, String, String) {
     }
 }
 
-/// Commit records in `store`: `.json` files only, not a record being
-/// written when the coordinator was killed (the local store writes a
-/// temporary file beside it, then renames it).
-fn commits(store: &Path) -> usize {
-    std::fs::read_dir(store.join("commits")).map_or(0, |r| {
-        r.flatten()
-            .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))
-            .count()
-    })
-}
-
 fn wait_for_commits(store: &Path, n: usize) {
     let t0 = Instant::now();
-    while commits(store) < n {
+    while commits(store, "") < n {
         assert!(t0.elapsed() < Duration::from_secs(120), "no progress");
         std::thread::sleep(Duration::from_millis(5));
     }
@@ -392,7 +381,7 @@ fn a_coordinator_killed_and_restarted_recomputes_nothing_committed() {
     coord.kill(); // SIGKILL
                   // Workers cannot commit without a coordinator: this count is final.
     std::thread::sleep(Duration::from_millis(300));
-    let committed = commits(&store) as u64;
+    let committed = commits(&store, "") as u64;
     let coord = coordinator(&store, port, &[]);
     let (ok, stdout, stderr) = finish(coord, Duration::from_secs(300));
     assert!(ok, "restarted coordinator failed: {stderr}");
@@ -457,6 +446,10 @@ fn wrong_tokens_and_a_second_coordinator_are_refused() {
     assert!(
         !ok && stderr.contains("in use by a running coordinator"),
         "{stderr}"
+    );
+    assert!(
+        !stderr.contains("serving on"),
+        "said it serves, then refused: {stderr}"
     );
     // The first still works: let one worker finish the job.
     assert!(finish(worker(port, TOKEN), Duration::from_secs(300)).0);

@@ -27,7 +27,7 @@ use solve2048_core::rules::spawn::SpawnRule;
 use solve2048_core::{Direction, Game, Objective, Shape};
 use solve2048_players::{parse, simulate, slow_value, NotExact, Parsed, Player};
 
-use crate::cli::{bin, chunk_objects, fails_with, free_port};
+use crate::cli::{bin, chunk_objects, commits, fails_with, free_port};
 use crate::reference::{copy_store, solved};
 
 /// Run `evaluate --store STORE --player PLAYER --out OUT --json EXTRA`.
@@ -341,17 +341,6 @@ fn bad_input_gets_one_line_errors() {
     assert!(before == chunk_objects(&out));
     // The solved store is read, never written.
     assert!(!s216.join("player.weights").exists());
-}
-
-/// Commit records whose task key starts with `prefix`.
-fn commits(dir: &Path, prefix: &str) -> usize {
-    std::fs::read_dir(dir.join("commits")).map_or(0, |r| {
-        r.filter(|e| {
-            e.as_ref()
-                .is_ok_and(|e| e.file_name().to_string_lossy().starts_with(prefix))
-        })
-        .count()
-    })
 }
 
 #[test]

@@ -4,7 +4,10 @@
 //!   error, and stops at once on SIGTERM;
 //! - output into a closed pipe (`play | head`, `status --json | head -c`)
 //!   never panics;
-//! - logs written to a file carry no ANSI colour codes.
+//! - logs written to a file carry no ANSI colour codes;
+//! - `status --store` tells a live coordinator from one stopped cleanly and
+//!   from one killed, never shows a job without a coordinator as running,
+//!   and refuses a directory that holds no job.
 
 use std::os::unix::process::ExitStatusExt;
 use std::process::Stdio;
@@ -72,6 +75,115 @@ fn a_worker_refuses_a_bad_url_and_stops_on_sigterm_while_unreachable() {
         std::thread::sleep(Duration::from_millis(20));
     };
     assert!(status.success(), "{status:?}");
+}
+
+/// `status --store`'s JSON and text.
+fn stored_status(store: &std::path::Path) -> (serde_json::Value, String) {
+    let run = |json: bool| {
+        let mut c = bin();
+        c.args(["status", "--store"]).arg(store);
+        if json {
+            c.arg("--json");
+        }
+        let out = c.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    (serde_json::from_str(&run(true)).unwrap(), run(false))
+}
+
+/// Polls `status --store` until `done` holds of its JSON.
+fn status_until(store: &std::path::Path, done: impl Fn(&serde_json::Value) -> bool) {
+    let t0 = Instant::now();
+    while !store.join("status.json").exists() || !done(&stored_status(store).0) {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "{:?}",
+            stored_status(store)
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn status_from_the_store_tells_alive_from_stopped_from_dead() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s");
+    // A coordinator without workers: its job runs, and stays unfinished.
+    let start = || {
+        bin()
+            .env("SOLVE2048_TOKEN", "t0123456789")
+            .env_remove("SOLVE2048_LOG")
+            .args(["coordinator", "--board", "3", "--target", "64", "--listen"])
+            .arg(format!("127.0.0.1:{}", free_port()))
+            .arg("--store")
+            .arg(&store)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    let mut c = start();
+    status_until(&store, |j| j["coordinator"] == "alive");
+    let (j, text) = stored_status(&store);
+    assert_eq!(j["status"]["state"], "running", "{j}");
+    assert!(
+        text.contains(&format!("coordinator alive: pid {}", c.id())),
+        "{text}"
+    );
+    assert!(text.contains(": running, phase"), "{text}");
+
+    let term = std::process::Command::new("kill")
+        .args(["-TERM", &c.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(term.success());
+    c.wait().unwrap(); // interrupted: it exits with the signal's status
+    let (j, text) = stored_status(&store);
+    assert_eq!(
+        (&j["coordinator"], &j["status"]["state"]),
+        (&"stopped".into(), &"stopped".into()),
+        "{j}"
+    );
+    assert!(text.contains("coordinator stopped cleanly"), "{text}");
+    assert!(
+        text.contains(": stopped, phase") && text.contains("ETA -"),
+        "{text}"
+    );
+
+    let mut c = start();
+    status_until(&store, |j| {
+        j["coordinator"] == "alive" && j["status"]["state"] == "running"
+    });
+    c.kill().unwrap(); // SIGKILL: the lock stays taken
+    c.wait().unwrap();
+    let (j, text) = stored_status(&store);
+    assert_eq!(
+        (&j["coordinator"], &j["status"]["state"]),
+        (&"dead".into(), &"stopped".into()),
+        "{j}"
+    );
+    assert_eq!(j["lock"]["running"], true, "{j}");
+    assert!(
+        text.contains(&format!("coordinator dead: pid {}", c.id())),
+        "{text}"
+    );
+    assert!(
+        !text.contains("running,") && text.contains("ETA -"),
+        "{text}"
+    );
+
+    // A directory that holds no job is no store.
+    let out = bin()
+        .args(["status", "--store"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    fails_with(&out, "holds no solve2048 job");
 }
 
 #[test]

@@ -164,6 +164,12 @@ fn a_hundred_flipped_objects_are_all_named_and_repaired() {
     assert_eq!(repaired["digest"], clean.summary["digest"]);
     assert_eq!(repaired["states"], clean.summary["states"]);
     assert_eq!(repaired["start_value"], clean.summary["start_value"]);
+    // What it ran again is counted (at least a task a damaged chunk).
+    let run = repaired["tasks_run"].as_u64().unwrap();
+    assert!(
+        run > 0,
+        "a repair that redid tasks says it ran none: {repaired}"
+    );
     let a = chunk_objects(&clean.store);
     let mut b = chunk_objects(&store);
     b.retain(|k, _| !k.starts_with("quarantine/"));

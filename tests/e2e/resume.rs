@@ -5,29 +5,13 @@
 //! worker's complaint, and resumes the same way.
 
 use std::io::Read;
-use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use crate::cli::{bin, chunk_objects as objects, solve_json};
+use crate::cli::{bin, chunk_objects as objects, commits, solve_json};
 use crate::reference::solved;
 
 const ARGS: [&str; 6] = ["--board", "3", "--target", "256", "--chunk-size", "20000"];
-
-/// Commit records whose task key starts with `prefix` (`enumerate-`,
-/// `solve-`, or `` for all). The staging file of a record a kill
-/// interrupted (`<key>.json#<digits>`) is no commit.
-fn commits(dir: &Path, prefix: &str) -> usize {
-    std::fs::read_dir(dir.join("commits")).map_or(0, |r| {
-        r.filter(|e| {
-            e.as_ref().is_ok_and(|e| {
-                let name = e.file_name().to_string_lossy().to_string();
-                name.starts_with(prefix) && name.ends_with(".json")
-            })
-        })
-        .count()
-    })
-}
 
 /// How a solve is stopped.
 #[derive(PartialEq)]

@@ -43,6 +43,9 @@ const MAX_IN_FLIGHT: usize = 1024;
 /// What the job is doing, for progress displays.
 #[derive(Clone, Debug)]
 pub enum Progress {
+    /// The store is accepted (the job is its job, the lock taken) and
+    /// workers are served.
+    Serving,
     /// A phase begins.
     PhaseStart(Phase),
     /// A phase ended.
@@ -98,7 +101,7 @@ pub struct Summary {
     pub enumerate_seconds: f64,
     /// Wall time of the backward pass.
     pub solve_seconds: f64,
-    /// Tasks run in this process.
+    /// Tasks run in this process (a repair's runs again included).
     pub tasks_run: u64,
     /// Tasks skipped because already committed.
     pub tasks_skipped: u64,
@@ -254,7 +257,7 @@ impl Driver<'_> {
             digest: format!("{digest:016x}"),
             enumerate_seconds,
             solve_seconds,
-            tasks_run: self.tasks_run,
+            tasks_run: self.tasks_run + self.repair.map_or(0, Repair::ran),
             tasks_skipped: self.tasks_skipped,
             orphans_removed,
             stages: std::mem::take(&mut self.stages),

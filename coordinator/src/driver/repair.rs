@@ -19,6 +19,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use solve2048_core::space::ids::{ChunkId, PartId};
@@ -41,6 +42,9 @@ pub struct Repair {
     producers: Mutex<HashMap<String, Task>>,
     /// Bundles known to exist (or not).
     exists: Mutex<HashMap<String, bool>>,
+    /// Tasks run again so far (committed ones, and the makers of their
+    /// inputs), which the job's count of tasks run includes.
+    ran: AtomicU64,
 }
 
 impl Repair {
@@ -50,7 +54,13 @@ impl Repair {
             damaged,
             producers: Mutex::new(HashMap::new()),
             exists: Mutex::new(HashMap::new()),
+            ran: AtomicU64::new(0),
         }
+    }
+
+    /// Tasks run again so far.
+    pub(super) fn ran(&self) -> u64 {
+        self.ran.load(Ordering::Relaxed)
     }
 
     /// Note the bundles a task's output names, to make them again if they
@@ -114,6 +124,7 @@ async fn run(ctx: Ctx<'_>, task: &Task) -> Result<TaskOutput, CoordinatorError> 
         match ctx.scheduler.attempt(task).await {
             Ok((out, _)) => {
                 ctx.scheduler.done(&task.key(), 0, false);
+                ctx.repair.ran.fetch_add(1, Ordering::Relaxed);
                 return Ok(out);
             }
             Err(f) => last = f.message,

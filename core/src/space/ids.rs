@@ -37,6 +37,15 @@ pub struct ChunkId {
     pub index: u32,
 }
 
+impl ChunkId {
+    /// The chunk as one name, `sSSSSS-mMM-gGGGG-cCCCC`, in its task keys and
+    /// object names.
+    pub fn name(&self) -> String {
+        let (p, g, i) = (self.part, self.group, self.index);
+        format!("s{:05}-m{:02}-g{:04}-c{:04}", p.sum, p.max_exp, g, i)
+    }
+}
+
 impl fmt::Display for ChunkId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} group {} chunk {}", self.part, self.group, self.index)

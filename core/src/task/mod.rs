@@ -233,12 +233,7 @@ impl Task {
 
     /// A stable, unique name: the commit record's object name derives from it.
     pub fn key(&self) -> String {
-        let c = |id: &ChunkId| {
-            format!(
-                "s{:05}-m{:02}-g{:04}-c{:04}",
-                id.part.sum, id.part.max_exp, id.group, id.index
-            )
-        };
+        let c = ChunkId::name;
         match self {
             Task::Seed { .. } => "seed".to_string(),
             Task::Enumerate { chunk, .. } => format!("enumerate-{}", c(&chunk.id)),
