@@ -12,7 +12,7 @@ use object_store::local::LocalFileSystem;
 use object_store::ObjectStore;
 
 use crate::s3::open_s3;
-use crate::StoreError;
+use crate::{StoreError, Unopenable};
 
 /// Whether a store is opened to be written or only read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -66,9 +66,9 @@ pub(crate) fn open(
     location: &str,
     access: Access,
 ) -> Result<(Backend, Arc<dyn ObjectStore>), StoreError> {
-    let open_err = |reason: String| StoreError::Open {
+    let open_err = |cause: Unopenable| StoreError::Open {
         location: location.to_string(),
-        reason,
+        cause,
     };
     let dir = match location.split_once("://") {
         Some(("s3", rest)) => {
@@ -76,12 +76,7 @@ pub(crate) fn open(
             return Ok((Backend::S3 { retry_for }, Arc::new(s3)));
         }
         Some(("file", dir)) => dir,
-        Some((scheme, _)) => {
-            let supported = "use a local directory or s3://BUCKET/PREFIX";
-            return Err(open_err(format!(
-                "the {scheme}:// scheme is not supported; {supported}"
-            )));
-        }
+        Some((scheme, _)) => return Err(open_err(Unopenable::Scheme(scheme.to_string()))),
         None => location,
     };
     let path = Path::new(dir);
@@ -94,16 +89,19 @@ pub(crate) fn open(
         }
         Access::ReadOnly => {}
     }
-    let root = std::fs::canonicalize(path).map_err(|e| open_err(e.to_string()))?;
-    let local = LocalFileSystem::new_with_prefix(&root).map_err(|e| open_err(e.to_string()))?;
+    let local_err = |what| move |source| open_err(Unopenable::Local { what, source });
+    let root = std::fs::canonicalize(path).map_err(local_err("cannot resolve the directory"))?;
+    let local =
+        LocalFileSystem::new_with_prefix(&root).map_err(|e| open_err(Unopenable::LocalStore(e)))?;
     Ok((Backend::Local { root }, Arc::new(local)))
 }
 
 /// Create the directory `path` if needed and check that it can be written.
-fn make_writable(path: &Path) -> Result<(), String> {
-    std::fs::create_dir_all(path).map_err(|e| e.to_string())?;
+fn make_writable(path: &Path) -> Result<(), Unopenable> {
+    let local = |what| move |source| Unopenable::Local { what, source };
+    std::fs::create_dir_all(path).map_err(local("cannot create the directory"))?;
     let probe = path.join(".write-probe");
-    std::fs::write(&probe, b"ok").map_err(|e| format!("not writable: {e}"))?;
+    std::fs::write(&probe, b"ok").map_err(local("not writable"))?;
     let _ = std::fs::remove_file(&probe);
     Ok(())
 }

@@ -13,12 +13,13 @@ use crate::s3::RETRY_TIMEOUT_VAR;
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     /// The location could not be opened or created.
-    #[error("cannot open store {location}: {reason}")]
+    #[error("cannot open store {location}")]
     Open {
         /// The location given.
         location: String,
         /// Why.
-        reason: String,
+        #[source]
+        cause: Unopenable,
     },
     /// A store opened read-only whose directory does not exist.
     #[error("store {location} does not exist")]
@@ -94,4 +95,39 @@ pub enum StoreError {
         /// The store.
         location: String,
     },
+}
+
+/// Why a store's location cannot be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum Unopenable {
+    /// A URL scheme other than `file://` and `s3://`.
+    #[error("the {0}:// scheme is not supported; use a local directory or s3://BUCKET/PREFIX")]
+    Scheme(String),
+    /// An `s3://` URL without a bucket.
+    #[error("no bucket: use s3://BUCKET/PREFIX")]
+    NoBucket,
+    /// A retry or stall setting that is not a positive number of seconds.
+    #[error("{var}={value}: expected a positive number of seconds")]
+    Seconds {
+        /// The variable.
+        var: &'static str,
+        /// Its value.
+        value: String,
+    },
+    /// The S3 client cannot be built from the `AWS_*` settings (its
+    /// message names settings, never secret values; it prints its own
+    /// causes, so it is printed, not exposed).
+    #[error("{0}")]
+    S3(object_store::Error),
+    /// A local directory that cannot be created, written or resolved.
+    #[error("{what}")]
+    Local {
+        /// What failed.
+        what: &'static str,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A local directory `object_store` refuses.
+    #[error("{0}")]
+    LocalStore(object_store::Error),
 }

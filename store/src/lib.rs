@@ -36,6 +36,6 @@ pub mod verified;
 
 pub use backend::{Access, Backend};
 pub use cache::ChunkCache;
-pub use error::StoreError;
+pub use error::{StoreError, Unopenable};
 pub use requests::RequestCounts;
 pub use store::Store;

@@ -18,7 +18,7 @@ use object_store::prefix::PrefixStore;
 use object_store::{BackoffConfig, ClientConfigKey, RetryConfig};
 
 use crate::requests::{Cause, Op};
-use crate::{Store, StoreError};
+use crate::{Store, StoreError, Unopenable};
 
 /// Seconds a failing S3 request is retried before the error stands.
 pub const RETRY_TIMEOUT_VAR: &str = "SOLVE2048_S3_RETRY_TIMEOUT";
@@ -34,12 +34,12 @@ const MAX_BACKOFF: Duration = Duration::from_secs(15);
 
 /// Seconds from the environment variable `var` (a positive number), or
 /// `default`.
-fn seconds_from_env(var: &str, default: f64) -> Result<Duration, String> {
+fn seconds_from_env(var: &'static str, default: f64) -> Result<Duration, Unopenable> {
     match std::env::var(var) {
         Err(_) => Ok(Duration::from_secs_f64(default)),
-        Ok(v) => match v.trim().parse::<f64>() {
+        Ok(value) => match value.trim().parse::<f64>() {
             Ok(s) if s > 0.0 && s.is_finite() => Ok(Duration::from_secs_f64(s)),
-            _ => Err(format!("{var}={v}: expected a positive number of seconds")),
+            _ => Err(Unopenable::Seconds { var, value }),
         },
     }
 }
@@ -48,10 +48,10 @@ fn seconds_from_env(var: &str, default: f64) -> Result<Duration, String> {
 /// environment, and how long its failing requests are retried. object_store
 /// retries nothing itself: [`Store`] does (see the module docs), and a
 /// request that stalls [`STALL_TIMEOUT_VAR`] seconds fails so that it can.
-pub(crate) fn open_s3(rest: &str) -> Result<(PrefixStore<AmazonS3>, Duration), String> {
+pub(crate) fn open_s3(rest: &str) -> Result<(PrefixStore<AmazonS3>, Duration), Unopenable> {
     let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
     if bucket.is_empty() {
-        return Err("no bucket: use s3://BUCKET/PREFIX".into());
+        return Err(Unopenable::NoBucket);
     }
     let retry_for = seconds_from_env(RETRY_TIMEOUT_VAR, 300.0)?;
     let stall = seconds_from_env(STALL_TIMEOUT_VAR, 20.0)?;
@@ -68,8 +68,7 @@ pub(crate) fn open_s3(rest: &str) -> Result<(PrefixStore<AmazonS3>, Duration), S
             format!("{}ms", stall.as_millis().max(1)),
         )
         .build()
-        // object_store's messages name settings, never secret values.
-        .map_err(|e| e.to_string())?;
+        .map_err(Unopenable::S3)?;
     Ok((
         PrefixStore::new(s3, prefix.trim_end_matches('/')),
         retry_for,

@@ -41,7 +41,14 @@ struct Unreachable {
     since: Option<tokio::time::Instant>,
     logged: Option<tokio::time::Instant>,
     log_every: Duration,
+    /// When a call last reached the coordinator.
+    reached: Option<tokio::time::Instant>,
 }
+
+/// A call that fails this soon after another reached the coordinator (one
+/// sent before that success, or a blip) begins no unreachable spell: the
+/// log does not say "reachable again" and "unreachable" in one breath.
+const BLIP: Duration = Duration::from_secs(1);
 
 impl Shared {
     /// Loops of a worker process talking to the coordinator through
@@ -76,6 +83,14 @@ impl Shared {
         attempt: &mut u32,
     ) -> Result<(), AgentError> {
         let now = tokio::time::Instant::now();
+        let blip = {
+            let u = self.unreachable.lock().unwrap();
+            u.since.is_none() && u.reached.is_some_and(|t| now - t < BLIP)
+        };
+        if blip {
+            tokio::time::sleep(FIRST_RETRY).await;
+            return Ok(());
+        }
         let (since, log) = {
             let mut u = self.unreachable.lock().unwrap();
             let since = *u.since.get_or_insert(now);
@@ -120,9 +135,15 @@ impl Shared {
                 );
             }
         }
-        *u = Unreachable::default();
+        *u = Unreachable {
+            reached: Some(tokio::time::Instant::now()),
+            ..Unreachable::default()
+        };
     }
 }
+
+/// The wait before retrying a call that failed in a blip.
+const FIRST_RETRY: Duration = Duration::from_millis(200);
 
 /// Longest wait between two log lines about an unreachable coordinator.
 const LOG_AT_MOST: Duration = Duration::from_secs(60);

@@ -3,7 +3,7 @@
 
 use solve2048_core::chain::Chain;
 use solve2048_core::kernel::evaluate::EvaluateError;
-use solve2048_core::kernel::SolveError;
+use solve2048_core::kernel::{SolveError, UnplannedPart};
 use solve2048_core::task::evaluation::WEIGHTS;
 use solve2048_core::task::{Failure, FailureKind};
 use solve2048_players::{NotExact, PlayerError};
@@ -22,6 +22,15 @@ pub enum WorkerError {
         task: String,
         /// What was inconsistent.
         source: SolveError,
+    },
+    /// A successor in a part the task names no group count for (a planner
+    /// bug or a foreign task).
+    #[error("task {task}")]
+    Unplanned {
+        /// The task.
+        task: String,
+        /// The part.
+        source: UnplannedPart,
     },
     /// The task does not fit the job (a planner bug or a foreign task).
     #[error("invalid task {task}: {reason}")]
@@ -105,6 +114,7 @@ impl WorkerError {
             | WorkerError::Solve { .. }
             | WorkerError::Evaluate { .. }
             | WorkerError::Player { .. }
+            | WorkerError::Unplanned { .. }
             | WorkerError::InvalidTask { .. } => FailureKind::Fatal,
             WorkerError::Store(_) | WorkerError::Panic { .. } | WorkerError::TooLarge { .. } => {
                 FailureKind::Retry

@@ -6,7 +6,7 @@
 
 use solve2048_core::formats::chunk::{self, ChunkHeader, ChunkKind};
 use solve2048_core::kernel::evaluate::GroupedMasses;
-use solve2048_core::kernel::{self, GroupedKeys, Merged};
+use solve2048_core::kernel::{self, GroupedKeys, Merged, UnplannedPart};
 use solve2048_core::space::ids::{group_of, ChunkId, PartId};
 use solve2048_core::space::parts::part_of;
 use solve2048_core::task::{
@@ -38,7 +38,7 @@ impl Run<'_> {
         for &s in self.starts().weights.keys() {
             let part = part_of(s);
             let groups = group_count(targets, part)
-                .ok_or_else(|| self.invalid(kernel::UnplannedPart(part)))?;
+                .ok_or_else(|| self.unplanned(kernel::UnplannedPart(part)))?;
             let split = by_part
                 .entry(part)
                 .or_insert_with(|| vec![Vec::new(); groups as usize]);
@@ -89,23 +89,27 @@ impl Run<'_> {
 
     /// What `make` (a kernel) makes of the states of `chunk`, on a blocking
     /// thread, given the group count of each successor part `targets` plan.
-    async fn made_of_states<T, E>(
+    async fn made_of_states<T>(
         &self,
         chunk: &ChunkRef,
         targets: &[TargetGroups],
-        make: impl FnOnce(&Game, PartId, &[u64], &dyn Fn(PartId) -> Option<u32>) -> Result<T, E>
+        make: impl FnOnce(
+                &Game,
+                PartId,
+                &[u64],
+                &dyn Fn(PartId) -> Option<u32>,
+            ) -> Result<T, UnplannedPart>
             + Send
             + 'static,
     ) -> Result<T, WorkerError>
     where
         T: Send + 'static,
-        E: ToString + Send + 'static,
     {
         let states = self.read_states(chunk).await?;
         let (game, part, groups) = (self.job.game, chunk.id.part, targets.to_vec());
         self.blocking(move || make(&game, part, &states, &|p| group_count(&groups, p)))
             .await?
-            .map_err(|e| self.invalid(e))
+            .map_err(|e| self.unplanned(e))
     }
 
     /// Write a chunk's distinct afterstates as requests, by the part and

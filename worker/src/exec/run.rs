@@ -4,7 +4,7 @@
 
 use futures::{Stream, StreamExt};
 use solve2048_core::formats::chunk::{file_checksum, ChunkHeader, ChunkKind, FormatError};
-use solve2048_core::kernel::SolveError;
+use solve2048_core::kernel::{SolveError, UnplannedPart};
 use solve2048_core::rules::spawn::Starts;
 use solve2048_core::space::ids::ChunkId;
 use solve2048_core::task::PieceRef;
@@ -122,6 +122,13 @@ impl Run<'_> {
         WorkerError::InvalidTask {
             task: self.task.key(),
             reason: reason.to_string(),
+        }
+    }
+
+    pub(super) fn unplanned(&self, source: UnplannedPart) -> WorkerError {
+        WorkerError::Unplanned {
+            task: self.task.key(),
+            source,
         }
     }
 
