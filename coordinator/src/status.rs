@@ -267,7 +267,7 @@ pub struct StoredStatus {
 /// Read the status from the store (works while the coordinator is down).
 /// A store that holds no job is refused.
 pub async fn read_stored(records: &Records) -> Result<StoredStatus, CoordinatorError> {
-    if records.manifest().await?.is_none() {
+    if !records.store().exists(layout::JOB).await? {
         let location = records.location().to_string();
         return Err(CoordinatorError::NoJob { location });
     }

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
+use solve2048_core::chain::Chain;
 use solve2048_solution::QueryError;
 
 /// Why a request was not answered.
@@ -126,7 +127,7 @@ impl From<QueryError> for ApiError {
                 ApiError::field("board", e.to_string())
             }
             QueryError::Unreachable { board, game } => ApiError::Unreachable { board, game },
-            other => ApiError::Internal(other.to_string()),
+            other => ApiError::Internal(Chain(&other).to_string()),
         }
     }
 }

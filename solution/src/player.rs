@@ -9,6 +9,7 @@
 
 use std::sync::Arc;
 
+use solve2048_core::chain::Chain;
 use solve2048_core::rules::canonical::{canonical_with_symmetry, direction_image, inverse};
 use solve2048_core::rules::moves::{has_exponent, Mover};
 use solve2048_core::{Board, Direction, Shape};
@@ -105,7 +106,7 @@ impl Player for OptimalPlayer {
         match self.best(board) {
             Ok(best) => best,
             Err(e) => {
-                self.failure = Some(e.to_string());
+                self.failure = Some(Chain(&e).to_string());
                 None
             }
         }
@@ -114,7 +115,7 @@ impl Player for OptimalPlayer {
     fn distribution(&mut self, board: u64) -> Result<Vec<(Direction, f64)>, NotExact> {
         self.best(board).map(certain).map_err(|e| NotExact {
             player: self.name(),
-            reason: e.to_string(),
+            reason: Chain(&e).to_string(),
         })
     }
 

@@ -77,6 +77,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                     l.host,
                     unix_ms().saturating_sub(l.renewed_unix_ms) as f64 / 1000.0
                 ),
+                _ if doc.state == status::JobState::Failed => {
+                    "the job failed (see below); no coordinator is running".to_string()
+                }
                 _ => "coordinator stopped cleanly; rerun the same command to resume".to_string(),
             };
             println!("status from the store, written {age:.0} s ago; {who}");

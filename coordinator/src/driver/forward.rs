@@ -12,7 +12,8 @@ use solve2048_core::task::{ChunkRef, Phase, StageKind, TargetGroups, Task, TaskO
 use solve2048_store::layout;
 
 use super::stages::{
-    expanded, file_enumerated, first_stages, layer_index, unexpected, Pending, Requests,
+    expanded, file_enumerated, first_stages, layer_index, sorted_merges, unexpected, Pending,
+    Requests,
 };
 use super::Driver;
 use crate::records::CoordinatorError;
@@ -122,12 +123,10 @@ impl Driver<'_> {
         let expands = self
             .forward_stage(StageKind::Expand, sum, first.expands)
             .await?;
-        let (mut chunks, mut sorted) = expanded(expands)?;
+        let (mut chunks, sorted) = expanded(expands)?;
         // Groups expanded into sorted runs are merged with the others.
-        let large: Vec<PartId> = sorted.keys().copied().collect();
-        let second = first_stages(&large, &mut sorted, chunk_size);
-        debug_assert!(second.expands.is_empty(), "sorted runs are of states");
-        let merges = [first.merges, second.merges].concat();
+        let (more, more_read) = sorted_merges(sorted, chunk_size);
+        let merges = [first.merges, more].concat();
         for (key, out) in self.forward_stage(StageKind::Merge, sum, merges).await? {
             match out {
                 TaskOutput::Chunks(c) => chunks.extend(c),
@@ -135,7 +134,7 @@ impl Driver<'_> {
             }
         }
         chunks.sort_by_key(|c| c.id);
-        Ok((chunks, [first.read, second.read].concat()))
+        Ok((chunks, [first.read, more_read].concat()))
     }
 
     /// Writes the index of layer `sum`: its `parts` that have chunks (a part

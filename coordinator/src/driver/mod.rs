@@ -103,7 +103,8 @@ pub struct Summary {
     pub solve_seconds: f64,
     /// Tasks run in this process (a repair's runs again included).
     pub tasks_run: u64,
-    /// Tasks skipped because already committed.
+    /// Tasks skipped because already committed (a committed task a repair
+    /// ran again counts here and in `tasks_run`).
     pub tasks_skipped: u64,
     /// Outputs of uncommitted attempts deleted at the end.
     pub orphans_removed: u64,

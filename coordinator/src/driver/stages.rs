@@ -78,6 +78,19 @@ pub(super) fn expanded(
     Ok((chunks, sorted))
 }
 
+/// The merges of the groups expanded into sorted runs (states, sorted),
+/// and the run bundles they read.
+pub(super) fn sorted_merges(sorted: Pending, chunk_size: u64) -> (Vec<Task>, Vec<String>) {
+    let (mut merges, mut read) = (Vec::new(), Vec::new());
+    for (part, groups) in sorted {
+        for (group, runs) in groups {
+            read.extend(runs.iter().map(|r| r.object.clone()));
+            merges.extend(merge_tasks(&part, group, runs, chunk_size));
+        }
+    }
+    (merges, read)
+}
+
 /// The merge of one group: one task, or one per key range when its runs
 /// hold many chunks of keys. The ranges come from the runs' samples, so
 /// they are the same on every run of the job.
@@ -365,6 +378,16 @@ mod tests {
         .unwrap();
         assert_eq!(chunks, [chunk(part(10), 0)]);
         assert_eq!(sorted[&part(10)][&1].len(), 1);
+        let (merges, read) = sorted_merges(sorted, 1000);
+        assert!(matches!(
+            &merges[..],
+            [Task::Merge {
+                group: 1,
+                piece: None,
+                ..
+            }]
+        ));
+        assert_eq!(read, ["s"]);
         let stray = ("expand-c".to_string(), TaskOutput::StartValue(0.5));
         let e = expanded(vec![stray.clone()]).unwrap_err();
         assert!(

@@ -48,7 +48,8 @@ pub(super) async fn run(
                 worker_id: worker_id.to_string(),
                 lease_id: id.0,
                 error: failure.message,
-                fatal: failure.kind == FailureKind::Fatal,
+                // Damage is fatal too (for a coordinator that reads only this).
+                fatal: failure.kind != FailureKind::Retry,
                 damaged: failure.kind == FailureKind::Damaged,
             };
             // If this is lost, the lease lapses and the task is retried anyway.
