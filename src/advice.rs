@@ -27,13 +27,13 @@ pub fn message(cause: &(dyn Error + 'static)) -> Option<String> {
         });
     }
     if let Some(e) = cause.downcast_ref::<ConfigError>() {
-        match e {
-            ConfigError::Player { player, .. } => return Some(format!("--player {player}")),
+        return match e {
+            ConfigError::Player { player, .. } => Some(format!("--player {player}")),
             ConfigError::Unplayable { player, .. } => {
-                return Some(format!("--player {player} cannot play this game"))
+                Some(format!("--player {player} cannot play this game"))
             }
-            ConfigError::Limits(_) => {}
-        }
+            ConfigError::Limits(_) => None,
+        };
     }
     Some(match cause.downcast_ref::<BudgetError>()? {
         BudgetError::NotPositive { gib } => format!("--memory {gib} must be more than 0 GiB"),

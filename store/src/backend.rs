@@ -89,19 +89,23 @@ pub(crate) fn open(
         }
         Access::ReadOnly => {}
     }
-    let local_err = |what| move |source| open_err(Unopenable::Local { what, source });
-    let root = std::fs::canonicalize(path).map_err(local_err("cannot resolve the directory"))?;
-    let local =
+    let root = (std::fs::canonicalize(path))
+        .map_err(|e| open_err(local("cannot resolve the directory")(e)))?;
+    let files =
         LocalFileSystem::new_with_prefix(&root).map_err(|e| open_err(Unopenable::LocalStore(e)))?;
-    Ok((Backend::Local { root }, Arc::new(local)))
+    Ok((Backend::Local { root }, Arc::new(files)))
 }
 
 /// Create the directory `path` if needed and check that it can be written.
 fn make_writable(path: &Path) -> Result<(), Unopenable> {
-    let local = |what| move |source| Unopenable::Local { what, source };
     std::fs::create_dir_all(path).map_err(local("cannot create the directory"))?;
     let probe = path.join(".write-probe");
     std::fs::write(&probe, b"ok").map_err(local("not writable"))?;
     let _ = std::fs::remove_file(&probe);
     Ok(())
+}
+
+/// A local directory's I/O error, saying `what` failed.
+fn local(what: &'static str) -> impl Fn(std::io::Error) -> Unopenable {
+    move |source| Unopenable::Local { what, source }
 }
