@@ -125,7 +125,7 @@ fn agent_config(
         token,
         tls_ca: None,
         threads: threads as u32,
-        slots: threads.max(2) as u32,
+        slots: solve2048_plan::default_slots(threads as u32),
         cache: None,
         name: process_name(),
         give_up_after: Duration::from_secs(30),

@@ -160,7 +160,7 @@ fn render(s: &State, now: Instant) -> String {
             eta(o.eta_seconds(rate))
         ),
         // Larger 3x3 games: the size is known once the forward pass ends.
-        None => "ETA unknown until the forward pass ends | ".to_string(),
+        None => "ETA unknown yet (the job's size is not estimated yet) | ".to_string(),
     };
     format!(
         "{whole}{phase}: layer {} {} {}/{} | {} states found | {:.0} states/s{}",

@@ -99,16 +99,12 @@ fn status_of(info: &JobInfo, scheduler: &Scheduler, outcome: &Mutex<Outcome>) ->
     )
 }
 
-/// The states of every layer before the job enumerates it: `plan`'s model
-/// for 4x4 games, exact counts for games small enough to enumerate in
-/// memory in a moment; none for the larger 3x3 games (3x3 to 512 and 1024
-/// take seconds, a noticeable share of their whole solve).
+/// The states of every layer before the job enumerates it, from `plan`'s
+/// counts at a small share of the job's cost
+/// ([`solve2048_plan::quick_part_counts`]); none where no such count exists.
 fn upfront_estimate(game: &solve2048_core::Game) -> Option<std::collections::BTreeMap<u32, u64>> {
-    if game.shape.cells() <= 9 && game.shape.cells() > 4 && game.target() > 256 {
-        return None;
-    }
     let mut layers = std::collections::BTreeMap::new();
-    for p in solve2048_plan::part_counts(game) {
+    for p in solve2048_plan::quick_part_counts(game)? {
         *layers.entry(p.sum).or_insert(0) += p.states;
     }
     Some(layers)

@@ -15,6 +15,7 @@ use serde::Serialize;
 
 use crate::cluster::Cluster;
 use crate::counts::PartCount;
+use crate::span::Span;
 
 /// What a board's tasks do a second, measured end to end.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
@@ -77,8 +78,9 @@ pub struct Duration {
     pub enumerate_seconds: f64,
     /// Backward pass.
     pub solve_seconds: f64,
-    /// Of both: stages that wait on their largest task beyond their share
-    /// of the cluster's rate.
+    /// Of both: how much longer stages take than their share of a cluster
+    /// whose every slot is busy, for want of tasks or waiting on their
+    /// largest.
     pub small_layer_seconds: f64,
     /// Both passes.
     pub total_seconds: f64,
@@ -90,21 +92,68 @@ fn task_speedup(parallel: f64, threads: f64) -> f64 {
     1.0 / (parallel / threads + 1.0 - parallel)
 }
 
-/// The duration of a job over `parts` with `rates` on `cluster`: each
-/// layer's pass takes its states over the cluster's cores, or its largest
-/// task (a chunk of its largest part) on one worker, whichever is longer.
+/// The cores a worker of `threads` keeps busy running `tasks` tasks at
+/// once, when `parallel` of each task's work spreads over the worker's
+/// threads and the rest runs on one thread of its own: each task then takes
+/// `1 - parallel + parallel * tasks / threads` of its time on one thread,
+/// so `tasks` of them do `tasks` tasks' work in that time, at most
+/// `threads` cores' worth.
+pub fn cores_busy(parallel: f64, threads: f64, tasks: f64) -> f64 {
+    (tasks / (1.0 - parallel + parallel * tasks / threads)).min(threads)
+}
+
+/// The share of a worker's threads its default slots keep busy.
+pub const BUSY_SHARE: f64 = 0.9;
+
+/// The least slots a worker runs (one task computes while another reads or
+/// writes).
+pub const LEAST_SLOTS: u32 = 2;
+
+/// A worker's default `--slots` for `threads` kernel threads: the fewest
+/// tasks at once that keep [`BUSY_SHARE`] of its threads busy
+/// ([`cores_busy`]) in both passes at every board's measured shares, and at
+/// least [`LEAST_SLOTS`]. The plan assumes the same unless told otherwise.
+pub fn default_slots(threads: u32) -> u32 {
+    let t = f64::from(threads.max(1));
+    let shares = [FOUR_BY_FOUR, SMALL_BOARDS]
+        .into_iter()
+        .flat_map(|r| [r.enumerate_parallel, r.solve_parallel]);
+    let mut slots = LEAST_SLOTS;
+    for p in shares {
+        let need = (1..=threads.max(1))
+            .find(|&s| cores_busy(p, t, f64::from(s)) >= BUSY_SHARE * t)
+            .unwrap_or(threads.max(1));
+        slots = slots.max(need);
+    }
+    slots
+}
+
+/// The duration of a job over `parts` with `rates` on `cluster`. Each
+/// layer's pass has a task for each chunk of each part; the cluster runs
+/// them on as many workers as there are tasks, each with as many at once
+/// as its slots and its share of the tasks allow, keeping [`cores_busy`]
+/// of its threads busy; and it lasts at least its largest task (a chunk of
+/// its largest part) alone on one worker.
 pub fn duration(parts: &[PartCount], rates: Rates, cluster: &Cluster) -> Duration {
-    let cores = cluster.cores() as f64;
-    let threads = cluster.threads_per_worker as f64;
-    // Per layer: its states and its largest task's.
-    let mut layers: BTreeMap<u32, (f64, f64)> = BTreeMap::new();
+    let threads = f64::from(cluster.threads_per_worker);
+    let workers = f64::from(cluster.workers);
+    let chunk = cluster.chunk_size.max(1);
+    // Per layer: its states, its tasks and its largest task's states.
+    let mut layers: BTreeMap<u32, (f64, f64, f64)> = BTreeMap::new();
     for p in parts {
         let layer = layers.entry(p.sum).or_default();
         layer.0 += p.states as f64;
-        layer.1 = layer.1.max(p.states.min(cluster.chunk_size) as f64);
+        layer.1 += p.states.div_ceil(chunk) as f64;
+        layer.2 = layer.2.max(p.states.min(chunk) as f64);
     }
     let (mut enumerate, mut solve, mut small) = (0.0, 0.0, 0.0);
-    for &(states, largest_task) in layers.values() {
+    for &(states, tasks, largest_task) in layers.values() {
+        if tasks == 0.0 {
+            continue;
+        }
+        let busy_workers = workers.min(tasks);
+        let slots = f64::from(cluster.slots);
+        let at_once = slots.min((tasks / workers).ceil());
         for (rate, parallel, total) in [
             (
                 rates.enumerate_per_core,
@@ -113,10 +162,14 @@ pub fn duration(parts: &[PartCount], rates: Rates, cluster: &Cluster) -> Duratio
             ),
             (rates.solve_per_core, rates.solve_parallel, &mut solve),
         ] {
+            let cores = busy_workers * cores_busy(parallel, threads, at_once);
             let spread = states / (rate * cores);
             let one_task = largest_task / (rate * task_speedup(parallel, threads));
-            *total += spread.max(one_task);
-            small += (one_task - spread).max(0.0);
+            let stage = spread.max(one_task);
+            *total += stage;
+            // Beyond the stage's share of a cluster busy to its slots.
+            let share = states / (rate * workers * cores_busy(parallel, threads, slots));
+            small += (stage - share).max(0.0);
         }
     }
     Duration {
@@ -124,6 +177,22 @@ pub fn duration(parts: &[PartCount], rates: Rates, cluster: &Cluster) -> Duratio
         solve_seconds: solve,
         small_layer_seconds: small,
         total_seconds: enumerate + solve,
+    }
+}
+
+/// How much slower than its rates a machine may run: this development
+/// machine's times for the same build varied up to this factor between
+/// days, and the rates were measured on it at 1 and 2 threads only.
+pub const MACHINE_SPREAD: f64 = 3.0;
+
+/// The range of a job's wall time: `total_seconds` at the least states and
+/// the measured rates, up to the most states at rates [`MACHINE_SPREAD`]
+/// times slower (the duration is linear in the states).
+pub fn duration_range(d: &Duration, states: u64, range: Span) -> Span {
+    let per_state = d.total_seconds / (states.max(1) as f64);
+    Span {
+        low: per_state * range.low,
+        high: per_state * range.high * MACHINE_SPREAD,
     }
 }
 
@@ -184,6 +253,34 @@ mod tests {
             duration(&one_part, FOUR_BY_FOUR, &cluster(1, 2)),
         );
         assert_eq!(two.total_seconds, one.total_seconds);
+    }
+
+    /// A worker's default slots keep 90% of its threads busy in both
+    /// passes, and no fewer would; at least two.
+    #[test]
+    fn default_slots_keep_the_threads_busy() {
+        assert_eq!(cores_busy(0.0, 16.0, 4.0), 4.0);
+        assert_eq!(cores_busy(0.5, 16.0, 64.0), 16.0);
+        assert!((cores_busy(0.38, 16.0, 2.0) - 3.0).abs() < 0.01);
+        assert_eq!((default_slots(1), default_slots(2)), (2, 2));
+        for threads in [4, 8, 16, 32, 64] {
+            let s = default_slots(threads);
+            let t = f64::from(threads);
+            for r in [FOUR_BY_FOUR, SMALL_BOARDS] {
+                for p in [r.enumerate_parallel, r.solve_parallel] {
+                    assert!(
+                        cores_busy(p, t, f64::from(s)) >= BUSY_SHARE * t,
+                        "{threads} {p}"
+                    );
+                }
+            }
+            // One fewer leaves some pass below the share.
+            assert!([FOUR_BY_FOUR, SMALL_BOARDS].iter().any(|r| {
+                [r.enumerate_parallel, r.solve_parallel]
+                    .iter()
+                    .any(|&p| cores_busy(p, t, f64::from(s - 1)) < BUSY_SHARE * t)
+            }));
+        }
     }
 
     /// The runs the rates and shares were fitted on, against the model

@@ -182,14 +182,21 @@ pub struct Estimate {
 pub fn estimate(k: u8) -> Option<Estimate> {
     let known = four_by_four();
     let e = predict(&known, k)?;
-    let steps = k - known.last()?.k;
-    let near = steps.min(DECAYING_STEPS);
-    let factor = worst_error(near) * worst_error(1).powi(i32::from(steps - near));
+    let factor = error_factor(k - known.last()?.k);
     Some(Estimate {
         low_states: e.low_states.min(e.central.states / factor),
         high_states: e.high_states.max(e.central.states * factor),
         ..e
     })
+}
+
+/// How far off a count extrapolated `steps` max tiles past the known ones
+/// may be, as a factor of at least 1: the worst error the backtest made as
+/// many steps ahead ([`DECAYING_STEPS`] at most; each step past them adds
+/// the worst one-step error).
+pub fn error_factor(steps: u8) -> f64 {
+    let near = steps.min(DECAYING_STEPS);
+    worst_error(near) * worst_error(1).powi(i32::from(steps - near))
 }
 
 /// The worst error of the backtest `steps` ahead, as a factor of at least 1.

@@ -23,20 +23,25 @@
 //! - [`requests`]: the store requests of a job and their price, from
 //!   requests a chunk measured on real runs.
 //! - [`duration`]: wall time on a cluster, from per-core rates measured end
-//!   to end.
+//!   to end and the share of each task its threads share.
+//! - [`cost`]: what the machines, the store and its requests cost.
+//! - [`span`]: a figure's range, where it is extrapolated.
 //!
 //! [`plan`] puts them together for one cluster and a few others to compare.
 
 #![deny(missing_docs)]
 
 pub mod cluster;
+pub mod cost;
 pub mod counts;
 mod data;
 pub mod duration;
 pub mod error;
 pub mod growth;
 pub mod memory;
+pub mod options;
 pub mod requests;
+pub mod span;
 pub mod store_calibration;
 pub mod store_size;
 pub mod tables;
@@ -45,48 +50,21 @@ use serde::Serialize;
 use solve2048_core::task::LayerIndex;
 use solve2048_core::Game;
 
+use options::{chunk_size_hint, cluster_options, gib_for, infeasible, recommended, Job};
+
 pub use cluster::Cluster;
+pub use cost::{cost, Cost, Prices, LIST_PRICES};
 pub use counts::{
-    estimate_profile, layers, override_with_store, part_counts, LayerCount, PartCount, Source,
+    estimate_profile, layers, override_with_store, part_counts, quick_part_counts, states_range,
+    LayerCount, PartCount, Source,
 };
-pub use duration::{duration, Duration, Rates};
+pub use duration::{default_slots, duration, duration_range, Duration, Rates};
 pub use error::{PlanError, Setting};
 pub use memory::{memory, Memory};
+pub use options::{ChunkSizeHint, ClusterOption, RECOMMENDATION_RULE};
 pub use requests::{store_requests, StoreRequests};
+pub use span::Span;
 pub use store_size::{store_size, KindBytes, StorePeak, StoreSize};
-
-/// Worker memory sizes offered in the options table, in GiB.
-const MEMORY_SIZES_GIB: [u64; 10] = [2, 4, 8, 16, 32, 64, 128, 256, 512, 1024];
-
-/// Worker counts offered in the options table.
-const WORKER_COUNTS: [u32; 5] = [4, 8, 16, 32, 64];
-
-/// The longest job a plan recommends a cluster for.
-const LONGEST_RECOMMENDED_SECONDS: f64 = 30.0 * 24.0 * 3600.0;
-
-/// The largest store a plan recommends a cluster for (1 PiB).
-const LARGEST_RECOMMENDED_STORE: u64 = 1 << 50;
-
-/// The most memory a plan asks of one worker for its largest task (1 TiB,
-/// about the largest machines most clouds rent by the hour).
-const LARGEST_RECOMMENDED_WORKER: u64 = 1 << 40;
-
-/// The largest bill for store requests a plan recommends a cluster for, in
-/// US dollars at the list prices it quotes.
-const LARGEST_RECOMMENDED_REQUEST_BILL: f64 = 100_000.0;
-
-/// A cluster shape and how long the job takes on it.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-pub struct ClusterOption {
-    /// Workers.
-    pub workers: u32,
-    /// Threads of each.
-    pub threads_per_worker: u32,
-    /// The smallest standard memory size that holds the worker's needs.
-    pub worker_memory_gib: u64,
-    /// How long the job takes.
-    pub duration: Duration,
-}
 
 /// The whole plan.
 #[derive(Clone, Debug, Serialize)]
@@ -105,6 +83,9 @@ pub struct Plan {
     pub cluster: Cluster,
     /// States in all.
     pub states: u64,
+    /// Their range: wider than `states` only where max tiles are
+    /// extrapolated past every published or measured count.
+    pub states_range: Span,
     /// How many of them are exact.
     pub exact_states: u64,
     /// Whether some counts are extrapolated past every published figure
@@ -129,13 +110,24 @@ pub struct Plan {
     pub store_final_bytes: u64,
     /// Store requests and their price.
     pub store_requests: StoreRequests,
-    /// Duration on the cluster.
+    /// Duration on the cluster, by the model at the measured rates.
     pub duration: Duration,
-    /// Other cluster shapes.
+    /// Its range: the least states at the measured rates to the most
+    /// states at [`duration::MACHINE_SPREAD`] times slower.
+    pub duration_range: Span,
+    /// What the job costs on the cluster.
+    pub cost: Cost,
+    /// A larger `--chunk-size`, when the requests would cost more than the
+    /// machines.
+    pub chunk_size_hint: Option<ChunkSizeHint>,
+    /// Cluster shapes to compare: the worker counts offered and the one
+    /// asked for, with the threads asked for.
     pub options: Vec<ClusterOption>,
-    /// The option recommended (index into `options`); none when no option
-    /// is feasible.
+    /// The option recommended by [`RECOMMENDATION_RULE`] (index into
+    /// `options`); none when no option is feasible.
     pub recommended: Option<usize>,
+    /// The rule it is recommended by.
+    pub recommendation_rule: &'static str,
     /// Why no cluster is recommended, when none is.
     pub infeasible: Option<String>,
     /// What the estimates rest on.
@@ -168,12 +160,19 @@ fn variant_note(game: &Game, modelled: bool) -> Option<String> {
     Some(note)
 }
 
-/// Plan `game` on `cluster`, with the exact layers a store has indexed.
-pub fn plan(game: &Game, cluster: &Cluster, stored: &[LayerIndex]) -> Result<Plan, PlanError> {
+/// Plan `game` on `cluster`, with the exact layers a store has indexed,
+/// its cost at `prices`.
+pub fn plan(
+    game: &Game,
+    cluster: &Cluster,
+    stored: &[LayerIndex],
+    prices: Prices,
+) -> Result<Plan, PlanError> {
     cluster.validate()?;
     let parts = override_with_store(part_counts(game), stored);
     let layers = layers(&parts);
     let states: u64 = layers.iter().map(|l| l.states).sum();
+    let states_range = states_range(game, &parts);
     let exact_states = parts
         .iter()
         .filter(|p| p.source == Source::Exact)
@@ -182,11 +181,22 @@ pub fn plan(game: &Game, cluster: &Cluster, stored: &[LayerIndex]) -> Result<Pla
     let largest_part = parts.iter().copied().max_by_key(|p| p.states);
     let memory = memory(&layers, largest_part.map_or(0, |p| p.states), cluster);
     let rates = Rates::of_board(store_calibration::model_board(game.shape));
-    let options = cluster_options(&parts, rates, cluster, memory.needed_bytes);
     let store_requests = store_requests(&parts, cluster.chunk_size);
     let store = store_size(game, &layers, store_requests.chunks, cluster.chunk_size);
+    let job = Job {
+        parts: &parts,
+        states,
+        states_range,
+        rates,
+        store: &store,
+        requests_usd: store_requests.price_usd,
+        prices,
+    };
+    let asked = job.option(cluster, gib_for(memory.needed_bytes), true);
+    let options = cluster_options(&job, cluster, memory.needed_bytes);
     let infeasible = infeasible(&options, &memory, &store_requests, &store, cluster);
     let recommended = recommended(&options, infeasible.is_some());
+    let chunk_size_hint = chunk_size_hint(&parts, &layers, largest_part, cluster, &asked);
     // 4x4 past its published figures (max tile 32), 3x4 and 4x3 past their
     // measured table (max tile 32).
     let extrapolated = game.shape.cells() > 9 && game.target_exp > 6 && exact_states < states;
@@ -198,6 +208,7 @@ pub fn plan(game: &Game, cluster: &Cluster, stored: &[LayerIndex]) -> Result<Pla
         target: game.target(),
         cluster: *cluster,
         states,
+        states_range,
         exact_states,
         extrapolated,
         parts: parts.iter().filter(|p| p.states > 0).count(),
@@ -208,9 +219,13 @@ pub fn plan(game: &Game, cluster: &Cluster, stored: &[LayerIndex]) -> Result<Pla
         store_final_bytes: store.total_bytes,
         store,
         store_requests,
-        duration: duration(&parts, rates, cluster),
+        duration: asked.duration,
+        duration_range: asked.duration_range,
+        cost: asked.cost,
+        chunk_size_hint,
         options,
         recommended,
+        recommendation_rule: RECOMMENDATION_RULE,
         infeasible,
         layers,
         notes: Vec::new(),
@@ -218,86 +233,6 @@ pub fn plan(game: &Game, cluster: &Cluster, stored: &[LayerIndex]) -> Result<Pla
     plan.notes = basis_notes(game, &plan, stored.len());
     plan.notes.extend(model_notes(game, &plan, rates));
     Ok(plan)
-}
-
-/// Each offered worker count on `cluster`'s workers: its duration, and the
-/// memory size that holds `needed_bytes`.
-fn cluster_options(
-    parts: &[PartCount],
-    rates: Rates,
-    cluster: &Cluster,
-    needed_bytes: u64,
-) -> Vec<ClusterOption> {
-    WORKER_COUNTS
-        .iter()
-        .map(|&workers| {
-            let c = Cluster {
-                workers,
-                ..*cluster
-            };
-            ClusterOption {
-                workers,
-                threads_per_worker: cluster.threads_per_worker,
-                worker_memory_gib: gib_for(needed_bytes),
-                duration: duration(parts, rates, &c),
-            }
-        })
-        .collect()
-}
-
-/// Why no cluster is recommended: too long even on the most workers, too
-/// large a task, too large a bill for requests, or too large a store.
-fn infeasible(
-    options: &[ClusterOption],
-    memory: &Memory,
-    store_requests: &StoreRequests,
-    store: &StoreSize,
-    cluster: &Cluster,
-) -> Option<String> {
-    let fastest = options
-        .iter()
-        .map(|o| o.duration.total_seconds)
-        .fold(f64::INFINITY, f64::min);
-    if fastest > LONGEST_RECOMMENDED_SECONDS {
-        Some(format!(
-            "no cluster offered here finishes within {} days: even {} workers of {} threads \
-             would take {:.0} days",
-            LONGEST_RECOMMENDED_SECONDS / 86400.0,
-            WORKER_COUNTS[WORKER_COUNTS.len() - 1],
-            cluster.threads_per_worker,
-            fastest / 86400.0
-        ))
-    } else if memory.minimum_bytes > LARGEST_RECOMMENDED_WORKER {
-        Some(format!(
-            "its largest task needs a worker of {:.2} TiB (a merge opens every run of its group)",
-            memory.minimum_bytes as f64 / (1u64 << 40) as f64
-        ))
-    } else if store_requests.price_usd > LARGEST_RECOMMENDED_REQUEST_BILL {
-        Some(format!(
-            "its {} store requests would cost about ${:.0} at S3 list prices (they grow with \
-             the square of a layer's chunks: a larger --chunk-size makes fewer)",
-            store_requests.total, store_requests.price_usd
-        ))
-    } else if store.total_bytes > LARGEST_RECOMMENDED_STORE {
-        Some(format!(
-            "its solved store would hold {:.1} PiB",
-            store.total_bytes as f64 / (1u64 << 50) as f64
-        ))
-    } else {
-        None
-    }
-}
-
-/// The option recommended: none when infeasible, else the fewest workers
-/// that finish within a day, else the fastest.
-fn recommended(options: &[ClusterOption], infeasible: bool) -> Option<usize> {
-    match infeasible {
-        true => None,
-        false => options
-            .iter()
-            .position(|o| o.duration.total_seconds <= 24.0 * 3600.0)
-            .or(options.len().checked_sub(1)),
-    }
 }
 
 /// The notes on what `p`'s counts rest on: the model, its extrapolation,
@@ -338,34 +273,46 @@ fn model_notes(game: &Game, p: &Plan, rates: Rates) -> Vec<String> {
         p.memory.largest_group_states,
         memory::RUN_KEYS_PER_RUN_OF_CHUNK,
     );
+    let t = f64::from(cluster.threads_per_worker);
+    let slots = f64::from(cluster.slots);
     let duration_note = format!(
         "duration: {:.2} M states/s/core enumerating and {:.2} solving (measured end to end on \
-         {}), scaling with workers x threads (no task's work is repeated on another worker); a \
-         stage lasts at least its largest task, a chunk of its layer's largest part on one \
-         worker, of which {:.0}% (forward) and {:.0}% (backward) spread over its threads; store \
-         bandwidth not modelled",
+         {}); a task spreads {:.0}% (forward) and {:.0}% (backward) of its work over its \
+         worker's threads and runs the rest on one, so a worker of {} threads running {} tasks \
+         at once keeps {:.1} and {:.1} cores busy; a layer's tasks (a chunk of a part each) \
+         spread over the workers, and a stage lasts at least its largest task; the range goes \
+         from the least states at the measured rates to the most at {}x slower rates (this \
+         machine's times for one build varied up to that factor between days, and the rates \
+         were measured at 1 and 2 threads only); store bandwidth not modelled",
         rates.enumerate_per_core / 1e6,
         rates.solve_per_core / 1e6,
         rates.source,
         rates.enumerate_parallel * 100.0,
         rates.solve_parallel * 100.0,
+        cluster.threads_per_worker,
+        cluster.slots,
+        duration::cores_busy(rates.enumerate_parallel, t, slots),
+        duration::cores_busy(rates.solve_parallel, t, slots),
+        duration::MACHINE_SPREAD,
+    );
+    let prices = &p.cost.prices;
+    let source = if *prices == LIST_PRICES {
+        format!("list prices: {}", cost::LIST_PRICES_SOURCE)
+    } else {
+        "prices given".to_string()
+    };
+    let cost_note = format!(
+        "cost: the workers' cores at ${} a core-hour and the store at its peak at ${} a \
+         GiB-month, for the duration range, plus the requests ({source})",
+        prices.core_hour_usd, prices.gib_month_usd
     );
     vec![
         memory_note,
         duration_note,
+        cost_note,
         store_size::store_note(game, &p.layers, &p.store),
         requests::REQUESTS_NOTE.to_string(),
     ]
-}
-
-/// The smallest offered memory size, in GiB, that holds `bytes`.
-fn gib_for(bytes: u64) -> u64 {
-    let gib = bytes as f64 / (1u64 << 30) as f64;
-    MEMORY_SIZES_GIB
-        .iter()
-        .copied()
-        .find(|&m| m as f64 >= gib)
-        .unwrap_or_else(|| gib.ceil() as u64)
 }
 
 #[cfg(test)]
@@ -407,7 +354,7 @@ mod tests {
             },
         ] {
             assert!(matches!(
-                plan(&game(3, 64), &c, &[]),
+                plan(&game(3, 64), &c, &[], LIST_PRICES),
                 Err(PlanError::TooSmall {
                     value: 0,
                     least: 1,
@@ -422,13 +369,13 @@ mod tests {
     /// solve gets no recommendation.
     #[test]
     fn plans_for_the_big_games() {
-        let p64 = plan(&game(4, 64), &cluster(16), &[]).unwrap();
+        let p64 = plan(&game(4, 64), &cluster(16), &[], LIST_PRICES).unwrap();
         assert!(p64.fits, "{:?}", p64.memory);
         assert!(p64.memory.minimum_bytes < 8 << 30, "{:?}", p64.memory);
         assert!(!p64.extrapolated);
         assert!(p64.infeasible.is_none());
         assert!(p64.recommended.is_some());
-        let p128 = plan(&game(4, 128), &cluster(64), &[]).unwrap();
+        let p128 = plan(&game(4, 128), &cluster(64), &[], LIST_PRICES).unwrap();
         assert!(p128.extrapolated);
         assert!(p128.fits, "{:?}", p128.memory);
         assert!(p128.states > 10 * p64.states);
@@ -436,14 +383,83 @@ mod tests {
             .notes
             .iter()
             .any(|n| n.contains("extrapolated") && n.contains("max tile 64")));
-        let p2048 = plan(&game(4, 2048), &cluster(64), &[]).unwrap();
+        let p2048 = plan(&game(4, 2048), &cluster(64), &[], LIST_PRICES).unwrap();
         assert!(p2048.recommended.is_none());
         assert!(p2048.infeasible.is_some());
         // More workers, less time; a small layer is not shortened by them.
         let t = |p: &Plan, i: usize| p.options[i].duration.total_seconds;
         assert!(t(&p64, 0) > t(&p64, 3));
-        let p32 = plan(&game(4, 32), &cluster(16), &[]).unwrap();
+        let p32 = plan(&game(4, 32), &cluster(16), &[], LIST_PRICES).unwrap();
         assert!(p32.duration.small_layer_seconds > 0.0);
+    }
+
+    /// The recommendation is what [`RECOMMENDATION_RULE`] says, among the
+    /// offered worker counts and the one asked for, which the table holds
+    /// once and marks; the plan's own figures are the asked row's.
+    #[test]
+    fn the_recommendation_follows_its_rule() {
+        let day = 24.0 * 3600.0;
+        for (target, workers) in [(64, 1), (64, 3), (64, 8), (64, 100), (128, 5)] {
+            let c = Cluster {
+                workers,
+                ..cluster(64)
+            };
+            let p = plan(&game(4, target), &c, &[], LIST_PRICES).unwrap();
+            assert!(p.options.windows(2).all(|w| w[0].workers < w[1].workers));
+            let asked: Vec<&ClusterOption> = p.options.iter().filter(|o| o.asked).collect();
+            assert_eq!(asked.len(), 1);
+            assert_eq!(asked[0].workers, workers);
+            assert_eq!(
+                (p.duration, p.duration_range, p.cost),
+                (asked[0].duration, asked[0].duration_range, asked[0].cost)
+            );
+            let r = p.recommended.unwrap();
+            assert!(
+                p.options[r].duration_range.high <= day,
+                "{target} {workers}"
+            );
+            assert!(p.options[..r].iter().all(|o| o.duration_range.high > day));
+        }
+        // None within a day: the fastest; none when infeasible.
+        let mut options = plan(&game(4, 64), &cluster(64), &[], LIST_PRICES)
+            .unwrap()
+            .options;
+        for (o, seconds) in options.iter_mut().zip([9.0, 5.0, 3.0, 4.0, 6.0, 7.0, 8.0]) {
+            o.duration.total_seconds = seconds * day;
+            o.duration_range.high = 2.0 * seconds * day;
+        }
+        assert_eq!(recommended(&options, false), Some(2));
+        assert_eq!(recommended(&options, true), None);
+    }
+
+    /// Ranges where figures are extrapolated, one figure where they are
+    /// not; a cost that follows the prices; the chunk-size hint where the
+    /// requests cost more than the machines, and never else.
+    #[test]
+    fn ranges_costs_and_the_chunk_size_hint() {
+        let p64 = plan(&game(4, 64), &cluster(64), &[], LIST_PRICES).unwrap();
+        assert_eq!(p64.states_range, Span::exactly(p64.states as f64));
+        let d = p64.duration_range;
+        assert!((d.low - p64.duration.total_seconds).abs() < 1e-6);
+        assert!((d.high / d.low - duration::MACHINE_SPREAD).abs() < 1e-9);
+        let p128 = plan(&game(4, 128), &cluster(64), &[], LIST_PRICES).unwrap();
+        let s = p128.states_range;
+        assert!(
+            s.low < p128.states as f64 && s.high > p128.states as f64,
+            "{s:?}"
+        );
+        let hint = p128.chunk_size_hint.expect("a hint for 4x4 to 128");
+        assert!(hint.chunk_size > cluster(64).chunk_size);
+        assert!(hint.requests_usd < p128.cost.requests_usd);
+        let double = Prices {
+            core_hour_usd: 2.0 * LIST_PRICES.core_hour_usd,
+            ..LIST_PRICES
+        };
+        let p = plan(&game(4, 64), &cluster(64), &[], double).unwrap();
+        assert!((p.cost.machines_usd.high / p64.cost.machines_usd.high - 2.0).abs() < 1e-9);
+        // 3x3 to 1024: small chunks, few requests, no hint.
+        let p3 = plan(&game(3, 1024), &cluster(64), &[], LIST_PRICES).unwrap();
+        assert!(p3.cost.requests_usd <= p3.cost.machines_usd.low || p3.chunk_size_hint.is_some());
     }
 
     #[test]
@@ -452,7 +468,7 @@ mod tests {
             sum: 4,
             parts: Vec::new(),
         }];
-        let p = plan(&game(3, 64), &cluster(16), &stored).unwrap();
+        let p = plan(&game(3, 64), &cluster(16), &stored, LIST_PRICES).unwrap();
         assert!(p
             .notes
             .iter()

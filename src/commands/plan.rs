@@ -6,7 +6,7 @@ use std::fmt::Write;
 use solve2048_coordinator::{CoordinatorError, Records};
 use solve2048_core::task::LayerIndex;
 use solve2048_core::Game;
-use solve2048_plan::{Cluster, Plan};
+use solve2048_plan::{Cluster, Plan, Prices, Span, LIST_PRICES};
 
 use crate::args::GameArgs;
 use crate::human::{self, GIB};
@@ -32,12 +32,20 @@ pub struct Args {
     /// Kernel threads of each worker (`worker --threads`).
     #[arg(long, default_value_t = 16)]
     threads_per_worker: u32,
-    /// Tasks each worker runs at once (`worker --slots`).
-    #[arg(long, default_value_t = 2)]
-    slots: u32,
+    /// Tasks each worker runs at once (`worker --slots`) [default: as
+    /// `worker` sets it for the threads: enough to keep 90% of them busy].
+    #[arg(long)]
+    slots: Option<u32>,
     /// Largest number of states in one chunk (as for `solve`).
     #[arg(long, default_value_t = solve2048_core::task::DEFAULT_CHUNK_SIZE)]
     chunk_size: u64,
+    /// US dollars a core an hour [default: AWS EC2 on-demand m7i.4xlarge,
+    /// us-east-1: $0.0504].
+    #[arg(long, value_name = "USD")]
+    price_per_core_hour: Option<f64>,
+    /// US dollars a GiB of store a month [default: S3 Standard: $0.023].
+    #[arg(long, value_name = "USD")]
+    price_per_gib_month: Option<f64>,
     /// A store of this game (local directory or s3://): its indexed layers
     /// are counted exactly.
     #[arg(long)]
@@ -64,10 +72,24 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         workers: args.workers,
         threads_per_worker: args.threads_per_worker,
         worker_memory_bytes: (args.worker_memory * GIB) as u64,
-        slots: args.slots,
+        slots: args
+            .slots
+            .unwrap_or_else(|| solve2048_plan::default_slots(args.threads_per_worker)),
         chunk_size: args.chunk_size,
     };
     spec.validate()?;
+    let prices = Prices {
+        core_hour_usd: price(
+            args.price_per_core_hour,
+            LIST_PRICES.core_hour_usd,
+            "core-hour",
+        )?,
+        gib_month_usd: price(
+            args.price_per_gib_month,
+            LIST_PRICES.gib_month_usd,
+            "gib-month",
+        )?,
+    };
     let stored = match &args.store {
         Some(location) => {
             let store = open_existing(location)?;
@@ -76,13 +98,24 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
         None => Vec::new(),
     };
-    let plan = solve2048_plan::plan(&game, &spec, &stored)?;
+    let plan = solve2048_plan::plan(&game, &spec, &stored, prices)?;
     if args.json {
         println!("{}", serde_json::to_string(&plan)?);
     } else {
         print!("{}", render_plan(&plan));
     }
     Ok(())
+}
+
+/// A price given on the command line (`--price-per-<unit>`), or `default`;
+/// it must be a finite amount of at least 0.
+fn price(given: Option<f64>, default: f64, unit: &str) -> anyhow::Result<f64> {
+    let p = given.unwrap_or(default);
+    anyhow::ensure!(
+        p.is_finite() && p >= 0.0,
+        "--price-per-{unit} {p} must be a finite amount of at least 0 US dollars"
+    );
+    Ok(p)
 }
 
 /// The exact layers of `game` a store has indexed (empty when none yet).
@@ -125,16 +158,42 @@ fn write_counts(o: &mut String, p: &Plan) {
     let c = &p.cluster;
     let _ = writeln!(
         o,
-        "plan for {}: {} workers x {} threads, {:.0} GiB each, {} slots, chunk size {}",
+        "plan for {}, as asked: {} x {} threads, {:.0} GiB each, {} slots, chunk size {}",
         p.game,
-        c.workers,
+        workers(c.workers),
         c.threads_per_worker,
         c.worker_memory_bytes as f64 / GIB,
         c.slots,
         c.chunk_size
     );
+    let _ = writeln!(
+        o,
+        "duration {}, cost {}",
+        duration_range(p.duration_range),
+        usd_range(p.cost.total_usd)
+    );
+    if let Some(r) = p.recommended.map(|i| &p.options[i]) {
+        let _ = writeln!(
+            o,
+            "recommended: {} x {} threads, {} GiB each, {} slots: duration {}, cost {}",
+            workers(r.workers),
+            r.threads_per_worker,
+            r.worker_memory_gib,
+            c.slots,
+            duration_range(r.duration_range),
+            usd_range(r.cost.total_usd)
+        );
+    }
     let exact = if p.exact_states == p.states {
         "exact".to_string()
+    } else if p.states_range.high > p.states_range.low {
+        format!(
+            "estimated, {:.2e} to {:.2e}; {} of them exact ({:.2}%)",
+            p.states_range.low,
+            p.states_range.high,
+            p.exact_states,
+            100.0 * p.exact_states as f64 / p.states.max(1) as f64
+        )
     } else {
         format!(
             "estimated; {} of them exact ({:.2}%)",
@@ -256,35 +315,99 @@ fn write_store(o: &mut String, p: &Plan) {
     let d = &p.duration;
     let _ = writeln!(
         o,
-        "duration: enumerate {}, solve {}, total {} (of which stages waiting on their largest task {})",
+        "duration: {} (at the measured rates: enumerate {}, solve {}, total {}, of which stages waiting on their largest task {})",
+        duration_range(p.duration_range),
         human::duration(d.enumerate_seconds),
         human::duration(d.solve_seconds),
         human::duration(d.total_seconds),
         human::duration(d.small_layer_seconds)
     );
+    let c = &p.cost;
+    let _ = writeln!(
+        o,
+        "cost: {} (machines {}, store {}, requests ${:.2}); then ${:.2} a month to keep the solved store",
+        usd_range(c.total_usd),
+        usd_range(c.machines_usd),
+        usd_range(c.store_usd),
+        c.requests_usd,
+        c.keep_usd_a_month
+    );
+    if let Some(h) = &p.chunk_size_hint {
+        let _ = writeln!(
+            o,
+            "hint: the store requests cost more than the machines; --chunk-size {} makes {} requests (${:.2}) and needs workers of {} with these slots (at least {} with one)",
+            h.chunk_size,
+            h.requests,
+            h.requests_usd,
+            human::bytes(h.worker_memory_bytes),
+            human::bytes(h.least_worker_memory_bytes)
+        );
+    }
+}
+
+/// `1 worker`, `8 workers`.
+fn workers(n: u32) -> String {
+    match n {
+        1 => "1 worker".into(),
+        n => format!("{n} workers"),
+    }
+}
+
+/// A duration range, `9 min to 1.2 h`, or one figure where both ends print
+/// the same.
+fn duration_range(s: Span) -> String {
+    let (low, high) = (human::duration(s.low), human::duration(s.high));
+    if low == high {
+        low
+    } else {
+        format!("{low} to {high}")
+    }
+}
+
+/// A range of US dollars, `$12 to $40`, or one figure where both ends
+/// print the same.
+fn usd_range(s: Span) -> String {
+    let usd = |x: f64| {
+        if x < 100.0 {
+            format!("${x:.2}")
+        } else {
+            format!("${x:.0}")
+        }
+    };
+    let (low, high) = (usd(s.low), usd(s.high));
+    if low == high {
+        low
+    } else {
+        format!("{low} to {high}")
+    }
 }
 
 /// The other cluster shapes, and the one recommended or why none is.
 fn write_options(o: &mut String, p: &Plan) {
     let _ = writeln!(
         o,
-        "\n{:>8} {:>8} {:>10} {:>10} {:>10} {:>10}",
-        "workers", "threads", "memory", "enumerate", "solve", "total"
+        "\n{:>8} {:>8} {:>10} {:>20} {:>20}",
+        "workers", "threads", "memory", "duration", "cost"
     );
     for (i, opt) in p.options.iter().enumerate() {
+        let mut marks = Vec::new();
+        if opt.asked {
+            marks.push("asked");
+        }
+        if p.recommended == Some(i) {
+            marks.push("recommended");
+        }
         let _ = writeln!(
             o,
-            "{:>8} {:>8} {:>6} GiB {:>10} {:>10} {:>10}{}",
+            "{:>8} {:>8} {:>6} GiB {:>20} {:>20}{}",
             opt.workers,
             opt.threads_per_worker,
             opt.worker_memory_gib,
-            human::duration(opt.duration.enumerate_seconds),
-            human::duration(opt.duration.solve_seconds),
-            human::duration(opt.duration.total_seconds),
-            if p.recommended == Some(i) {
-                "  <- recommended"
-            } else {
-                ""
+            duration_range(opt.duration_range),
+            usd_range(opt.cost.total_usd),
+            match marks.is_empty() {
+                true => String::new(),
+                false => format!("  <- {}", marks.join(", ")),
             }
         );
     }
@@ -299,8 +422,8 @@ fn write_options(o: &mut String, p: &Plan) {
         None => {
             let _ = writeln!(
                 o,
-                "(recommended: the fewest workers that finish within a day; memory: the smallest common size that holds {} slots)\n",
-                p.cluster.slots
+                "(recommended: {}; {} slots a worker)\n",
+                p.recommendation_rule, p.cluster.slots
             );
         }
     }

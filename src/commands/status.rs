@@ -140,7 +140,7 @@ fn job_lines(out: &mut String, doc: &JobStatus) {
 fn work_left(doc: &JobStatus) -> String {
     match doc.percent_done {
         // The work known so far is not the job's: no figure.
-        None => "work left unknown until the forward pass ends".to_string(),
+        None => "work left unknown yet (the job's size is not estimated yet)".to_string(),
         Some(_) => format!(
             "{} states of work left{}",
             doc.states_remaining,

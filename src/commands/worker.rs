@@ -19,9 +19,11 @@ pub struct Args {
     /// Kernel threads [default: all cores].
     #[arg(long)]
     threads: Option<usize>,
-    /// Tasks run at once (one computes while another reads or writes).
-    #[arg(long, default_value_t = 2)]
-    slots: u32,
+    /// Tasks run at once [default: enough to keep 90% of the threads busy
+    /// by the plan's model, at least 2 (one computes while another reads or
+    /// writes)].
+    #[arg(long)]
+    slots: Option<u32>,
     /// Local directory for a bounded cache of fetched chunks (useful with a
     /// remote store; a local store is read in place).
     #[arg(long)]
@@ -51,7 +53,10 @@ pub struct Args {
 /// Run a worker process until the job is done or it is told to stop.
 pub fn run(args: Args) -> anyhow::Result<()> {
     let threads = start_threads(args.threads)?;
-    anyhow::ensure!(args.slots >= 1, "--slots must be at least 1");
+    let slots = args
+        .slots
+        .unwrap_or_else(|| solve2048_plan::default_slots(threads as u32));
+    anyhow::ensure!(slots >= 1, "--slots must be at least 1");
     anyhow::ensure!(
         args.cache_gib.is_finite() && args.cache_gib >= 0.0,
         "--cache-gib must be 0 or more"
@@ -66,7 +71,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         token: args.token.token()?,
         tls_ca: args.tls_ca.as_deref().map(read_file).transpose()?,
         threads: threads as u32,
-        slots: args.slots,
+        slots,
         cache,
         name: process_name(),
         give_up_after: Duration::from_secs(args.give_up_after),

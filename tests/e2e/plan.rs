@@ -42,8 +42,13 @@ fn plan_sizes_4x4_to_64_workers_by_their_tasks() {
         "store_peak_bytes",
         "store_final_bytes",
         "duration",
+        "duration_range",
+        "cost",
+        "chunk_size_hint",
         "options",
         "recommended",
+        "recommendation_rule",
+        "states_range",
         "infeasible",
         "notes",
         "cluster",
@@ -82,13 +87,49 @@ fn plan_sizes_4x4_to_64_workers_by_their_tasks() {
     assert_eq!(p["store"]["peak"]["phase"], "solve", "{}", p["store"]);
     assert_eq!(p["store"]["exact_value_share_measured"], false);
     assert!(p["recommended"].is_u64() && p["infeasible"].is_null());
-    // A worker of less than its two slots need is told what it needs.
+    // A duration range, a machine cost at list prices, and the asked shape
+    // in the table beside the offered ones.
+    let d = &p["duration_range"];
+    assert!(
+        d["low"].as_f64().unwrap() < d["high"].as_f64().unwrap(),
+        "{d}"
+    );
+    let machines = p["cost"]["machines_usd"]["low"].as_f64().unwrap();
+    assert!(machines > 0.1 && machines < 100.0, "{}", p["cost"]);
+    assert_eq!(p["cost"]["prices"]["core_hour_usd"], 0.0504);
+    let p = plan_json(&[
+        "--board",
+        "4",
+        "--target",
+        "64",
+        "--workers",
+        "5",
+        "--price-per-core-hour",
+        "1",
+    ]);
+    let asked: Vec<u64> = p["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|o| o["asked"] == true)
+        .map(|o| o["workers"].as_u64().unwrap())
+        .collect();
+    assert_eq!(asked, [5]);
+    assert_eq!(p["cost"]["prices"]["core_hour_usd"], 1.0);
+    let out = plan(&["--board", "4", "--target", "64", "--price-per-core-hour=-1"]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--price-per-core-hour -1"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // A worker of less than its slots need is told what it needs.
     let out = plan(&["--board", "4", "--target", "64", "--worker-memory", "1"]);
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("DOES NOT FIT"), "{text}");
     assert!(
-        text.contains("warning: a 1 GiB worker is too small for 2 slots"),
+        text.contains("warning: a 1 GiB worker is too small for 15 slots"),
         "{text}"
     );
     assert!(text.contains("<- recommended"), "{text}");
@@ -118,11 +159,19 @@ fn plan_labels_extrapolation_and_refuses_to_recommend_the_impossible() {
             .any(|n| n.starts_with("extrapolated:") && n.contains("max tile 64: ")),
         "{notes:?}"
     );
+    // Its states and duration as ranges, and, at the default chunk size,
+    // requests that cost more than the machines: a larger chunk is hinted.
+    let s = &p["states_range"];
+    let states = p["states"].as_f64().unwrap();
+    assert!(s["low"].as_f64().unwrap() < states && states < s["high"].as_f64().unwrap());
+    let hint = &p["chunk_size_hint"];
+    assert!(hint["chunk_size"].as_u64().unwrap() > 4 << 20, "{hint}");
     let text = String::from_utf8(plan(&["--board", "4", "--target", "128"]).stdout).unwrap();
     assert!(
         text.contains("extrapolated beyond every published figure"),
         "{text}"
     );
+    assert!(text.contains("hint: the store requests cost more than the machines; --chunk-size "));
     let p = plan_json(&["--board", "4", "--target", "2048"]);
     assert!(p["recommended"].is_null(), "{}", p["recommended"]);
     // Its time, its largest task's memory, its store or its requests' bill.
