@@ -9,6 +9,7 @@
 #    games, with one standard error, beside the optimal value from the store.
 #
 #   scripts/bench-players.sh     # about 25 min on a 2-core machine (expectimax:4 and :5 most of it)
+#   scripts/bench.sh --players   # the same, its tables written to the book's Benchmarks page
 #   PLAYERS_4X4="greedy:1000 expectimax:2:100" PLAYERS_3X3="greedy:2000" scripts/bench-players.sh
 #
 # Each entry is SPEC:K (the last colon splits off K, the number of games);
@@ -26,8 +27,11 @@ default_3x3="optimal:2000 random:2000 order:LDRU:2000 greedy:2000 schain:2000
   mc:20:200 mc:100:100 ntuple:$net/3x3-pentomino.weights:2000"
 read -r -a players_4x4 <<< "$(echo ${PLAYERS_4X4-$default_4x4})"
 read -r -a players_3x3 <<< "$(echo ${PLAYERS_3X3-$default_3x3})"
-cargo build --release --quiet --locked --bin solve2048
-bin=target/release/solve2048
+# SOLVE2048 names a binary already built; otherwise it builds one.
+if [[ -z ${SOLVE2048:-} ]]; then
+  cargo build --release --quiet --locked --bin solve2048
+fi
+bin=${SOLVE2048:-target/release/solve2048}
 root=$(mktemp -d "${TMPDIR:-/tmp}/solve2048-bench-players.XXXXXX")
 trap 'rm -rf "$root"' EXIT
 

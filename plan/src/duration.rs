@@ -34,11 +34,10 @@ pub struct Rates {
 }
 
 /// 4x4 games. Rates: 4x4 to 32 end to end on 2 threads, `--memory 2`
-/// (README, "Measured": 1,566,798,892 states in 451.1 s forward and 610.7
-/// s backward, 2026-11-24), layers of up to 31 chunks that keep both
-/// threads busy. Parallel shares: 4x4 to 16 at 1 and 2 threads (forward
-/// 8.86 and 7.15 s, backward 18.57 and 11.87 s, 2026-11-25), whose states
-/// are all in layers of one chunk.
+/// (1,566,798,892 states in 451.1 s forward and 610.7 s backward), layers
+/// of up to 31 chunks that keep both threads busy. Parallel shares: 4x4 to
+/// 16 at 1 and 2 threads (forward 8.86 and 7.15 s, backward 18.57 and
+/// 11.87 s), whose states are all in layers of one chunk.
 pub const FOUR_BY_FOUR: Rates = Rates {
     enumerate_per_core: 1.74e6,
     solve_per_core: 1.28e6,
@@ -48,8 +47,8 @@ pub const FOUR_BY_FOUR: Rates = Rates {
 };
 
 /// 2x2 and 3x3 games, fitted on 3x3 to 1024 at 1 and 2 threads (forward
-/// 16.87 and 13.4 to 17.4 s, backward 33.76 and 28.2 s, 25,179,012 states,
-/// 2026-11-25): chunks of about 16 thousand states, whose tasks a second
+/// 16.87 and 13.4 to 17.4 s, backward 33.76 and 28.2 s, 25,179,012
+/// states): chunks of about 16 thousand states, whose tasks a second
 /// thread does not shorten (the largest part of each layer, 83% of its
 /// states, takes as long on 2 threads as the whole layer on 1).
 pub const SMALL_BOARDS: Rates = Rates {

@@ -1,5 +1,5 @@
 //! The store requests of a job and what a bucket bills for them, from the
-//! requests measured on real runs (README "A misbehaving S3").
+//! requests measured on real runs (the book's "S3 stores").
 //!
 //! A job's requests follow its chunks and the pairs of chunks its tasks
 //! join: each chunk's tasks (merge and enumerate forward, ask, gather and
@@ -37,9 +37,9 @@ pub struct Rates {
 
 /// The forward pass (3x3 to 1024: 7857 gets, 6155 puts, 1339 deletes; 4x4
 /// to 32: 28,960 gets, 5089 puts, 996 deletes, when fitted), and a PUT and
-/// a DELETE more for each runs bundle since an enumerate writes one a target
-/// layer (2026-11-26: 3x3 to 1024, 7490 puts and 2671 deletes, where the
-/// rates give 7493 and 2678; 4x4 to 32, 36,176 requests forward).
+/// a DELETE more for each runs bundle, as an enumerate writes one a target
+/// layer (3x3 to 1024: 7490 puts and 2671 deletes, where the rates give
+/// 7493 and 2678; 4x4 to 32: 36,176 requests forward).
 pub const FORWARD: Rates = Rates {
     get: (2.761, 0.7670),
     put: (5.403, 0.0401),
@@ -49,10 +49,10 @@ pub const FORWARD: Rates = Rates {
 
 /// The backward pass, the ask tasks' requests included (3x3 to 1024:
 /// 10,265 puts, 9 lists, 2701 deletes; 4x4 to 32: 7355 puts, 9 lists, 1683
-/// deletes). GETs: 17,893 and 67,210 when fitted, and one more a chunk
-/// since each solve reads its chunk's requests beside their responses (one
-/// range of its ask's bundle; 2026-11-26: 19,215 on 3x3 to 1024, where the
-/// rates give 19,240).
+/// deletes). GETs: 17,893 and 67,210 when fitted, and one more a chunk, as
+/// each solve reads its chunk's requests beside their responses (one range
+/// of its ask's bundle: 19,215 on 3x3 to 1024, where the rates give
+/// 19,240).
 pub const BACKWARD: Rates = Rates {
     get: (7.126, 1.7870),
     put: (7.526, 0.0235),
@@ -178,8 +178,8 @@ mod tests {
     use solve2048_core::Game;
 
     /// The requests `solve --json` counted (forward, backward; every
-    /// operation, retries excluded) at the default chunk size, 2026-11-26,
-    /// with a runs bundle a target layer.
+    /// operation, retries excluded) at the default chunk size, with a runs
+    /// bundle a target layer.
     const MEASURED: [(u32, u64, u64, u64); 3] = [
         (3, 1024, 18_021, 32_159),
         (4, 32, 36_176, 77_105),

@@ -145,8 +145,8 @@ pub const POLICY_4X4: SplitBytes = SplitBytes {
 pub const NEXT_LAYER_RUNS_SHARE: f64 = 0.49;
 
 /// Records (`commits/`, `layers/`): bytes a chunk (3x3 to 1024: 6,114,326
-/// over 1347 chunks; 4x4 to 16: 408,020 over 71), measured on 2026-11-27
-/// with run frames written as arrays (docs/measured.md, "Commit records").
+/// over 1347 chunks; 4x4 to 16: 408,020 over 71), measured with run frames
+/// written as arrays.
 pub const RECORD_BYTES_PER_CHUNK: f64 = 4540.0;
 
 /// Records beyond those a chunk, a state of each layer of more than one
@@ -155,9 +155,8 @@ pub const RECORD_BYTES_PER_CHUNK: f64 = 4540.0;
 /// (4x4 to 32: 50,228,738 bytes, less 4540 for each of the 869 chunks the
 /// plan counts, over the 1,541,226,934 states of its layers of more than a
 /// chunk; no layer of 4x4 to 16 or 3x3 to 1024 fills a chunk). The 4x4-to-32
-/// figure is its measured records of 2026-11-27 (67,355,656 bytes, frames
-/// written as objects) with each frame rewritten as an array, as a run now
-/// writes it.
+/// figure is its measured records (67,355,656 bytes with frames written as
+/// objects) with each frame rewritten as an array, as a run writes it.
 pub const RECORD_BYTES_PER_LARGE_LAYER_STATE: f64 = 0.03003;
 
 /// The share of states whose value is exactly 0 or 1, measured on every

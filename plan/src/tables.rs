@@ -11,9 +11,8 @@ use crate::data;
 /// (tile sum, max-tile exponent, states). Every part of 3x4 to 64, so also
 /// every part with a max tile of at most 32 of any 3x4 game; 4x3 (its
 /// transpose) has the same counts. From a real run of this program,
-/// `solve2048 solve --board 3x4 --target 64 --json` (2026-11-26;
-/// 157,427,345 states, start value 1; 3x4 to 32, its parts up to max tile
-/// 16, has 16,318,520). Read from `plan/data/3x4-to-64-parts.csv`.
+/// `solve2048 solve --board 3x4 --target 64 --json` (157,427,345 states,
+/// start value 1; 3x4 to 32, its parts up to max tile 16, has 16,318,520). Read from `plan/data/3x4-to-64-parts.csv`.
 pub static THREE_BY_FOUR_TO_64: LazyLock<Vec<(u32, u8, u64)>> = LazyLock::new(|| {
     parts(
         "3x4-to-64-parts.csv",
@@ -26,7 +25,7 @@ pub static THREE_BY_FOUR_TO_64: LazyLock<Vec<(u32, u8, u64)>> = LazyLock::new(||
 /// with a max tile of at most 16 of any 4x4 game (no state on the way to
 /// such a part holds a larger tile, so the target does not change them).
 /// From a real run of this program, `solve2048 solve --board 4 --target 32
-/// --json` (`parts`; 2026-11-25, result digest `43ec1fc5e0748179`):
+/// --json` (`parts`; result digest `43ec1fc5e0748179`):
 /// 1,566,798,892 states in all, as published, and its largest part
 /// (100, 16) is the published 62,812,882. The parts with max tile at most 8
 /// are those of 4x4 to 16 (23,482,821 states, as published). Read from

@@ -17,9 +17,9 @@ pub mod client;
 tonic::include_proto!("solve2048.v1");
 
 /// Version of this protocol; a worker of another version is refused at
-/// registration. 3: a solve task names its chunk's requests, and responses
-/// hold sums only (a worker of 2 would misread them). 4: run frames cross
-/// as arrays (a coordinator of 3 would refuse a worker's runs).
+/// registration. It changes whenever a task, an output or a record crosses
+/// in a form an older peer would misread (a solve task naming its chunk's
+/// requests, responses of sums only, run frames as arrays).
 pub const PROTOCOL_VERSION: u32 = 4;
 
 /// Metadata key of the shared secret on every call.

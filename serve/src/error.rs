@@ -34,7 +34,7 @@ pub enum ApiError {
         game: String,
     },
     /// A path the server does not serve.
-    #[error("no such endpoint: {path} (see GET /api/game and the README)")]
+    #[error("no such endpoint: {path} (see GET /api/game and the book's page on the API)")]
     NoEndpoint {
         /// The path asked for.
         path: String,

@@ -67,8 +67,8 @@ pub struct Args {
 /// What the games are played with. Fields drop in order: the players before
 /// the runtime their store look-ups block on.
 struct Setup {
-    /// Board side.
-    n: Shape,
+    /// The board's shape.
+    shape: Shape,
     /// The target's exponent; `None`: play until no move is legal.
     target_exp: Option<u8>,
     /// How tiles are placed.
@@ -86,7 +86,7 @@ impl Setup {
             let board = args.board.ok_or_else(|| {
                 anyhow!("name the game with --board B [--target T], or give a solved store with --store DIR")
             })?;
-            let (n, target_exp) = game_of(board, args.target)?;
+            let (shape, target_exp) = game_of(board, args.target)?;
             let rule = rule_of(args.four_probability.unwrap_or(0.1))?;
             let spec = args.player.as_deref().ok_or_else(|| {
                 let known: Vec<&str> = KNOWN.iter().map(|k| k.0).collect();
@@ -95,7 +95,7 @@ impl Setup {
                     known.join(", ")
                 )
             })?;
-            let player = match parse(spec, n, &rule, args.seed)? {
+            let player = match parse(spec, shape, &rule, args.seed)? {
                 Parsed::Player(p) => p,
                 Parsed::Optimal => bail!(
                     "the optimal player needs a solved store: add --store DIR \
@@ -103,7 +103,7 @@ impl Setup {
                 ),
             };
             return Ok(Setup {
-                n,
+                shape,
                 target_exp,
                 rule,
                 player,
@@ -116,7 +116,7 @@ impl Setup {
         let solution = Arc::new(rt.block_on(Solution::open(open_existing(location)?))?);
         let solved = *solution.game();
         // A store played to the end has no target: neither has its play.
-        let (n, target_exp) = game_of(
+        let (shape, target_exp) = game_of(
             args.board.unwrap_or(solved.shape),
             args.target.or(solved.target_tile()),
         )?;
@@ -131,11 +131,11 @@ impl Setup {
             );
         }
         let rule = solved.spawn_rule();
-        let optimal = || OptimalPlayer::new(solution.clone(), rt.handle().clone(), n, target);
+        let optimal = || OptimalPlayer::new(solution.clone(), rt.handle().clone(), shape, target);
         let oracle = optimal()?;
         let player = match parse(
             args.player.as_deref().unwrap_or("optimal"),
-            n,
+            shape,
             &rule,
             args.seed,
         )? {
@@ -143,7 +143,7 @@ impl Setup {
             Parsed::Optimal => Box::new(optimal()?),
         };
         Ok(Setup {
-            n,
+            shape,
             target_exp,
             rule,
             player,
@@ -155,10 +155,10 @@ impl Setup {
 
     /// `3x3 to 512`, or `4x4 to the end`.
     fn game_name(&self) -> String {
-        let n = self.n;
+        let shape = self.shape;
         match self.target_exp {
-            Some(e) => format!("{n} to {}", 1u64 << e),
-            None => format!("{n} to the end"),
+            Some(e) => format!("{shape} to {}", 1u64 << e),
+            None => format!("{shape} to the end"),
         }
     }
 
@@ -215,7 +215,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 
 /// One game, shown move by move (or as JSON, with every step).
 fn one_game(args: &Args, setup: &mut Setup) -> anyhow::Result<()> {
-    let n = setup.n;
+    let n = setup.shape;
     let mut live = Live::new(
         n,
         !args.json,
@@ -323,7 +323,7 @@ fn many_games(args: &Args, setup: &mut Setup) -> anyhow::Result<()> {
     for i in 0..args.games {
         let seed = args.seed + i;
         let mut record = simulate_with(
-            setup.n,
+            setup.shape,
             setup.target_exp,
             &setup.rule,
             setup.player.as_mut(),
@@ -417,7 +417,7 @@ fn document(
     let rate = s.win_rate();
     json!({
         "player": setup.player.name(),
-        "board": setup.n,
+        "board": setup.shape,
         "target": setup.target_exp.map(|e| 1u64 << e),
         "store": setup.store,
         "discount": setup.solved().map(|g| g.discount),

@@ -2,14 +2,15 @@
 //! figures, determinism, resume after kill -9, bad input, a coordinator
 //! with worker processes on loopback, the command lines in `deploy/`, the
 //! Slurm batch script on a one-node Slurm, `serve`'s API and page (the page
-//! in headless Chromium), the exact evaluation of players, and the export to
-//! Parquet.
+//! in headless Chromium), the exact evaluation of players, the export to
+//! Parquet, and the book: its links, tested command blocks and reference.
 
 mod browser;
 mod chaos;
 mod cli;
 mod cluster;
 mod deploy;
+mod docs;
 mod evaluate;
 mod export;
 mod faulty_s3;

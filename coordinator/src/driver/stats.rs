@@ -1,6 +1,6 @@
 //! What the stages of a job cost: each stage's tasks (how long they took,
 //! what they read and wrote), and the stages summed by task kind, for
-//! `solve --json`, `status` and the README's measurements.
+//! `solve --json`, `status` and the book's benchmarks.
 
 use serde::Serialize;
 use solve2048_core::task::{Phase, StageKind};

@@ -19,7 +19,7 @@
 //! ```
 //!
 //! All integers are little-endian. Bytes 10 to 15 are zero for the standard
-//! game (win, a 4 with chance 0.1), as they were before they had fields.
+//! game (win, a 4 with chance 0.1).
 //! The discount is not carried. To use it: canonicalise the board (keeping
 //! the symmetry), binary-search the state, and map the action back through the
 //! inverse symmetry ([`crate::rules::canonical::direction_image`]).

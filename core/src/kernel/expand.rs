@@ -4,13 +4,12 @@
 //! its distinct afterstates on every empty cell (lost ones left out) and
 //! the states its state runs hold, sorted and distinct.
 //!
-//! The forward pass used to make each chunk's successors where the chunk
-//! was enumerated and send them on sorted, about five a state on 4x4 to 32
-//! (a successor has many predecessors in other chunks); the layer above
-//! then merged them. Afterstates are fewer, shared by many states, and
-//! their runs sorted already: a chunk sends about two a state (once a
-//! tile), and each distinct afterstate is spawned once, where its spawns
-//! are stored.
+//! A chunk sends its afterstates, not its successors: successors would be
+//! about five a state on 4x4 to 32 (a successor has many predecessors in
+//! other chunks), to be merged in the layer above. Afterstates are fewer,
+//! shared by many states, and their runs sorted already: a chunk sends
+//! about two a state (once a tile), and each distinct afterstate is
+//! spawned once, where its spawns are stored.
 
 use rayon::prelude::*;
 

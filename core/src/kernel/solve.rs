@@ -125,11 +125,10 @@ pub fn afterstate_value(rule: &SpawnRule, twos: f64, fours: f64, cells: u32) -> 
 ///
 /// Each move looks its afterstate's value up in a table of the chunk's
 /// afterstates, prefetched a few states ahead. (Sorting the chunk's
-/// (afterstate, move) pairs and walking them beside `sums`, the way large
-/// chunks were solved until 2026-11-26, took 1.1 to 2.2 times as long on
-/// the largest chunk of 4x4 to 16 with tables of 0.3 to 2.1 M afterstates,
-/// twice as long on a chunk of 4x4 to 32, and held 96 bytes a state
-/// against the table's 24 an afterstate.)
+/// (afterstate, move) pairs and walking them beside `sums` instead takes
+/// 1.1 to 2.2 times as long on the largest chunk of 4x4 to 16 with tables
+/// of 0.3 to 2.1 M afterstates, twice as long on a chunk of 4x4 to 32, and
+/// holds 96 bytes a state against the table's 24 an afterstate.)
 pub fn solve(
     game: &Game,
     states: &[u64],

@@ -92,8 +92,8 @@ impl std::str::FromStr for Objective {
 /// the end, see [`Game::to_the_end`]), with a discount, a spawn rule and an
 /// objective.
 ///
-/// In JSON a square's shape is `"n"`, as before rectangles existed; a
-/// rectangle's is `"rows"` and `"columns"`.
+/// In JSON a square's shape is `"n"` (its side); a rectangle's is `"rows"`
+/// and `"columns"`.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(try_from = "GameRecord", into = "GameRecord")]
 pub struct Game {
@@ -107,11 +107,10 @@ pub struct Game {
     pub discount: f64,
     /// Chance that a spawned tile is a 4, in millionths (0 to 1,000,000).
     /// Stored as `four_probability` and left out when it is the standard
-    /// rule's, so a standard game's records are as they were before the
-    /// field existed.
+    /// rule's, so a standard game's records do not name it.
     pub fours_per_million: u32,
     /// What the values measure. Left out of JSON when it is `win`, so a
-    /// win game's records are as they were before the field existed.
+    /// win game's records do not name it.
     pub objective: Objective,
 }
 

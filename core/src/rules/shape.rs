@@ -111,8 +111,7 @@ impl Shape {
     }
 
     /// One byte for records (chunk headers, policy files): the side for a
-    /// square (2, 3, 4), as before rectangles existed; `rows + 16 * cols`
-    /// for a rectangle.
+    /// square (2, 3, 4); `rows + 16 * cols` for a rectangle.
     pub fn code(self) -> u8 {
         if self.is_square() {
             self.rows

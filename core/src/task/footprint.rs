@@ -1,7 +1,7 @@
 //! What each task holds in memory, as the kernels allocate it: a worker
 //! admits tasks by it (`worker --memory`), and `plan` sizes workers by it.
 //! Each figure is an upper estimate from the kernels' buffers; the measured
-//! peaks they were checked against are in the README ("Measured").
+//! peaks they were checked against are on the book's Benchmarks page.
 
 use crate::kernel::enumerate::SLICE;
 use crate::kernel::value_table::{insert_bytes, ValueTable};

@@ -62,9 +62,10 @@ use crate::space::ids::{ChunkId, PartId};
 use crate::task::evaluation::ChunkEvaluation;
 
 /// Default largest number of states in one chunk. Larger chunks share more
-/// successors inside one enumerate task, so fewer keys go through the runs
-/// and merges (on 4x4 to 32: about 19 keys per state at 1 Mi states per
-/// chunk, 9 at 4 Mi); an enumerate task of 3.9 M states held about 2 GB.
+/// afterstates inside one enumerate task, so fewer keys go through the
+/// runs, and a layer of fewer chunks makes fewer store requests (they grow
+/// with the square of its chunks); the tasks' memory grows with it
+/// ([`footprint`]).
 pub const DEFAULT_CHUNK_SIZE: u64 = 1 << 22;
 
 /// One key range of a group merged in pieces: a large group's merge is cut

@@ -100,7 +100,7 @@ pub struct RunRef {
 /// One frame of a run: a chunk-format blob of its consecutive keys, at a
 /// byte range of the bundle. Written in records as an array `[first,
 /// offset, len, count, checksum]` (a large layer's records list hundreds of
-/// frames a run; field names were half their bytes); read in that form or
+/// frames a run; field names would be half their bytes); read in that form or
 /// as the object with those fields that older records hold.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(into = "FrameArray")]
@@ -127,7 +127,8 @@ impl From<RunFrame> for FrameArray {
     }
 }
 
-/// A [`RunFrame`] as records written before 2026-11-27 hold it.
+/// A [`RunFrame`] as an object with named fields, which records may hold
+/// instead of a [`FrameArray`].
 #[derive(Deserialize)]
 struct FrameObject {
     first: u64,

@@ -419,8 +419,8 @@ mod tests {
             decode_keys(&bytes, &other),
             Err(FormatError::Identity { .. })
         ));
-        // A standard game's header has its bytes as before the spawn rule
-        // had a field; a game of another rule is told apart both ways.
+        // A standard game's header has zero spawn-rule and objective bytes;
+        // a game of another rule is told apart both ways.
         assert_eq!(bytes[36..40], [0; 4]);
         assert_eq!(bytes[14], 0, "a win game's objective byte");
         let score = h.game.with_objective(Objective::Score).unwrap();
