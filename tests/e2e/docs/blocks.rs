@@ -155,7 +155,7 @@ fn run(steps: &[Step]) -> Vec<String> {
         .collect()
 }
 
-/// Whether `line` is a log line (`2026-01-01T00:00:00.000000Z  WARN ...`):
+/// Whether `line` is a log line (a UTC timestamp, two spaces, a level):
 /// logs say what happened on the way (a lease lost under load), not what a
 /// command prints, so the book's blocks leave them out.
 fn is_log_line(line: &str) -> bool {
