@@ -32,7 +32,10 @@ struct Index {
 
 /// Whether an object is immutable and worth caching.
 pub fn cacheable(object: &str) -> bool {
-    (object.starts_with("states/") || object.starts_with("values/")) && object.ends_with(".chunk")
+    ["states/", "values/", "policy/"]
+        .iter()
+        .any(|kind| object.starts_with(kind))
+        && object.ends_with(".chunk")
 }
 
 impl ChunkCache {

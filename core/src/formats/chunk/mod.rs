@@ -38,14 +38,18 @@
 mod codec;
 mod header;
 pub mod keys;
+pub mod value_coding;
 pub mod values;
 
 pub use header::{
     file_checksum, ChunkHeader, ChunkKind, FormatError, FORMAT_VERSION, HEADER_LEN, MAGIC,
+    OLDEST_READABLE_VERSION,
 };
 pub use keys::{decode_keys, encode_keys, stream_keys, verified_bytes, KeyStream};
+pub use value_coding::SolvedChunk;
 pub use values::{
-    decode_policy, decode_pushes, decode_values, encode_policy, encode_pushes, encode_values,
+    decode_policy, decode_pushes, decode_solved_values, decode_values, encode_policy,
+    encode_pushes, encode_solved_values, encode_values,
 };
 
 #[cfg(test)]
