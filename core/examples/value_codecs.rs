@@ -6,7 +6,12 @@
 //!
 //! STORE is a local store directory; `values` (the default) reads its
 //! `values/` objects, `responses` its `responses/` bundles (transient: copy
-//! them aside while a solve runs), `policy` its `policy/` objects.
+//! them aside while a solve runs), `policy` its `policy/` objects;
+//! `afterstates` reads values with their states and policy and measures the
+//! format-5 coding by afterstate (`format5`: that coding only, timed); `row`
+//! prints the store's `exact_share,values,policy` (the share of values
+//! exactly 0 or 1, and bytes a state of `values/` and `policy/`), as
+//! `plan/data/value-bytes.csv` holds them.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -25,16 +30,29 @@ fn main() {
     let (store, kind) = match args.as_slice() {
         [s] => (PathBuf::from(s), "values"),
         [s, k]
-            if ["values", "responses", "policy", "afterstates", "format5"]
-                .contains(&k.as_str()) =>
+            if [
+                "values",
+                "responses",
+                "policy",
+                "afterstates",
+                "format5",
+                "row",
+            ]
+            .contains(&k.as_str()) =>
         {
             (PathBuf::from(s), k.as_str())
         }
         _ => {
-            eprintln!("usage: value_codecs STORE [values|responses|policy]");
+            eprintln!(
+                "usage: value_codecs STORE [values|responses|policy|afterstates|format5|row]"
+            );
             std::process::exit(2);
         }
     };
+    if kind == "row" {
+        row(&store);
+        return;
+    }
     if kind == "afterstates" || kind == "format5" {
         afterstates(&store, kind == "format5");
         return;
@@ -690,4 +708,68 @@ fn streams(payload: &[u8]) -> Vec<(u64, u64)> {
             (raw, z)
         })
         .collect()
+}
+
+/// A solved chunk's values, read with its states and policy (any format
+/// version), and its values and policy objects' bytes.
+fn solved_chunks(store: &Path) -> Vec<(Vec<f64>, u64, u64)> {
+    let mut files = Vec::new();
+    walk(&store.join("values"), &mut files);
+    files.retain(|f| !f.to_string_lossy().contains('#'));
+    let mut states_files = Vec::new();
+    walk(&store.join("states"), &mut states_files);
+    let chunk_of = |p: &Path, base: &str| {
+        let s = p
+            .strip_prefix(store.join(base))
+            .unwrap()
+            .to_string_lossy()
+            .to_string();
+        s[..s.rfind("-a").unwrap()].to_string()
+    };
+    let by_name: std::collections::HashMap<String, PathBuf> = states_files
+        .iter()
+        .map(|p| (chunk_of(p, "states"), p.clone()))
+        .collect();
+    files
+        .iter()
+        .map(|f| {
+            let vb = std::fs::read(f).unwrap();
+            let (hv, _) = ChunkHeader::read(&vb).unwrap();
+            let sb = std::fs::read(&by_name[&chunk_of(f, "values")]).unwrap();
+            let (hs, _) = ChunkHeader::read(&sb).unwrap();
+            let states = chunk::decode_keys(&sb, &hs).unwrap();
+            let pb = std::fs::read(
+                store
+                    .join("policy")
+                    .join(f.strip_prefix(store.join("values")).unwrap()),
+            )
+            .unwrap();
+            let (hp, _) = ChunkHeader::read(&pb).unwrap();
+            let policy = chunk::decode_policy(&pb, &hp).unwrap();
+            let solved = SolvedChunk {
+                states: &states,
+                policy: &policy,
+            };
+            let values = chunk::decode_solved_values(&vb, &hv, solved).unwrap();
+            (values, vb.len() as u64, pb.len() as u64)
+        })
+        .collect()
+}
+
+/// `exact_share,values,policy` of a solved store.
+fn row(store: &Path) {
+    let (mut n, mut exact, mut vbytes, mut pbytes) = (0u64, 0u64, 0u64, 0u64);
+    for (values, v, p) in solved_chunks(store) {
+        n += values.len() as u64;
+        exact += values.iter().filter(|&&x| x == 0.0 || x == 1.0).count() as u64;
+        vbytes += v;
+        pbytes += p;
+    }
+    let n = n.max(1) as f64;
+    println!(
+        "{:.5},{:.5},{:.5}",
+        exact as f64 / n,
+        vbytes as f64 / n,
+        pbytes as f64 / n
+    );
 }

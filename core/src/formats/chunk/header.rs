@@ -156,10 +156,17 @@ impl ChunkHeader {
         )
     }
 
+    /// This header and `payload` as a chunk file of [`FORMAT_VERSION`].
     pub(crate) fn write(&self, payload: &[u8]) -> Vec<u8> {
+        self.write_as(FORMAT_VERSION, payload)
+    }
+
+    /// This header and `payload` as a chunk file of format `version` (an
+    /// older one only in tests of reading old files).
+    pub(crate) fn write_as(&self, version: u16, payload: &[u8]) -> Vec<u8> {
         let mut h = Vec::with_capacity(HEADER_LEN + payload.len());
         h.extend_from_slice(&MAGIC);
-        h.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+        h.extend_from_slice(&version.to_le_bytes());
         h.push(self.kind as u8);
         h.push(self.game.shape.code());
         h.push(self.game.target_exp);

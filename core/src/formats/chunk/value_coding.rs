@@ -83,7 +83,8 @@ pub(crate) fn encode(
         .count();
     let by_afterstate = match solved {
         Some(s)
-            if varied * EACH_STATE_BELOW >= values.len()
+            if varied > 0
+                && varied * EACH_STATE_BELOW >= values.len()
                 && s.states.len() == values.len()
                 && s.policy.len() == values.len() =>
         {
@@ -588,5 +589,357 @@ fn get_varint(bytes: &[u8], at: &mut usize) -> Result<u64, &'static str> {
             return Ok(x);
         }
         shift += 7;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::formats::chunk::tests::header;
+    use crate::formats::chunk::{decode_solved_values, decode_values, ChunkKind};
+    use crate::rules::shape::Shape;
+
+    /// Values every coding must keep bit for bit: zeros of both signs, 1,
+    /// subnormals, the extremes, infinities and NaNs with payloads, and
+    /// some arbitrary bits.
+    fn awkward() -> Vec<f64> {
+        let mut v = vec![
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            f64::MIN_POSITIVE,
+            f64::MIN_POSITIVE / 3.0,
+            f64::from_bits(1),
+            f64::MAX,
+            f64::MIN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::from_bits(0x7FF8_0000_0000_0001),
+            f64::from_bits(0xFFF0_0000_0000_0F00),
+            0.011_337_880_082_526_88,
+            1.0 - f64::EPSILON,
+        ];
+        v.extend((0..40u64).map(|i| f64::from_bits(mix(i))));
+        v
+    }
+
+    fn same(a: &[f64], b: &[f64]) -> bool {
+        a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
+    }
+
+    /// A chunk's worth of 3x3 boards (random tiles up to 2^11, sorted and
+    /// distinct) with random action codes.
+    fn solved_chunk(n: usize, seed: u64) -> (Vec<u64>, Vec<u8>) {
+        boards(n, seed, 12)
+    }
+
+    /// Up to `n` random 3x3 boards of exponents below `exps` (sorted and
+    /// distinct) with random action codes: with few exponents, many share
+    /// their afterstates, as a solve's states do.
+    fn boards(n: usize, seed: u64, exps: u64) -> (Vec<u64>, Vec<u8>) {
+        let mask = Shape::square(3).block_mask();
+        let mut states: Vec<u64> = (0..n as u64)
+            .map(|i| {
+                let x = mix(seed ^ i.wrapping_mul(0x1234_5678_9abc));
+                // Nybbles of at most 11, inside the 3x3 block.
+                let mut b = 0;
+                for cell in 0..16 {
+                    b |= ((x >> (4 * cell)) & 0xF) % exps << (4 * cell);
+                }
+                b & mask
+            })
+            .collect();
+        states.sort_unstable();
+        states.dedup();
+        let policy = states.iter().map(|&s| (mix(s ^ seed) % 4) as u8).collect();
+        (states, policy)
+    }
+
+    /// Values as a solve makes them: each a function of the state's key,
+    /// drawn from `pool` (so that afterstates share values too), with every
+    /// `exception_every`-th state given another value.
+    fn keyed_values(
+        game: &Game,
+        s: SolvedChunk<'_>,
+        pool: &[f64],
+        exception_every: usize,
+    ) -> Vec<f64> {
+        let keys = keys(game, s).unwrap();
+        keys.iter()
+            .enumerate()
+            .map(|(i, &k)| match k {
+                _ if exception_every > 0 && i % exception_every == exception_every - 1 => {
+                    pool[(mix(i as u64) % pool.len() as u64) as usize]
+                }
+                NO_KEY => 1.0,
+                k => pool[(mix(k) % pool.len() as u64) as usize],
+            })
+            .collect()
+    }
+
+    fn game() -> Game {
+        header(ChunkKind::Values, 0).game
+    }
+
+    fn write(values: &[f64], solved: Option<SolvedChunk<'_>>) -> Vec<u8> {
+        let h = header(ChunkKind::Values, values.len() as u64);
+        h.write(&encode(&h.game, values, solved, 3))
+    }
+
+    fn read(bytes: &[u8], solved: Option<SolvedChunk<'_>>) -> Result<Vec<f64>, FormatError> {
+        let (h, _) = crate::formats::chunk::ChunkHeader::read(bytes)?;
+        match solved {
+            Some(s) => decode_solved_values(bytes, &h, s),
+            None => decode_values(bytes, &h),
+        }
+    }
+
+    /// Awkward values round-trip bit for bit in every coding, and as the
+    /// plain little-endian encoding holds them.
+    #[test]
+    fn awkward_values_round_trip_bit_for_bit() {
+        let v = awkward();
+        let game = game();
+        let plain = encode_plain(&v, 3);
+        assert_eq!(plain[0], Coding::Plain as u8);
+        let as_plain = decode(&game, &plain, v.len(), None).unwrap();
+        assert!(same(&as_plain, &v));
+        assert_eq!(le_bytes(&as_plain), le_bytes(&v));
+        let each = write(&v, None);
+        assert_eq!(
+            each[crate::formats::chunk::HEADER_LEN],
+            Coding::EachState as u8
+        );
+        assert!(same(&read(&each, None).unwrap(), &v));
+        // Coded by afterstate: the awkward values on random boards, then
+        // repeated so that keys and references are met again.
+        let (states, policy) = solved_chunk(v.len() * 4, 7);
+        let values: Vec<f64> = (0..states.len()).map(|i| v[i % v.len()]).collect();
+        let s = SolvedChunk {
+            states: &states,
+            policy: &policy,
+        };
+        let by = write(&values, Some(s));
+        assert_eq!(
+            by[crate::formats::chunk::HEADER_LEN],
+            Coding::ByAfterstate as u8
+        );
+        assert!(same(&read(&by, Some(s)).unwrap(), &values));
+        // Without the states and policy it cannot be read, and says so.
+        assert!(
+            matches!(read(&by, None), Err(FormatError::Body(m)) if m.contains("states and policy"))
+        );
+        // The empty chunk.
+        assert!(read(
+            &write(
+                &[],
+                Some(SolvedChunk {
+                    states: &[],
+                    policy: &[]
+                })
+            ),
+            None
+        )
+        .unwrap()
+        .is_empty());
+    }
+
+    /// Values that follow their keys cost their distinct values only: far
+    /// less than a token a state; exceptions are kept.
+    #[test]
+    fn values_that_follow_their_afterstates_are_not_stored_again() {
+        let game = game();
+        let (states, policy) = boards(20_000, 3, 3);
+        let s = SolvedChunk {
+            states: &states,
+            policy: &policy,
+        };
+        let pool: Vec<f64> = (1..500u64).map(|i| 1.0 / (i as f64 + 0.5)).collect();
+        for every in [0, 97, 5] {
+            let values = keyed_values(&game, s, &pool, every);
+            let by = write(&values, Some(s));
+            assert!(
+                same(&read(&by, Some(s)).unwrap(), &values),
+                "exceptions every {every}"
+            );
+            let each = write(&values, None);
+            assert!(same(&read(&each, None).unwrap(), &values));
+            if every != 5 {
+                assert_eq!(
+                    by[crate::formats::chunk::HEADER_LEN],
+                    Coding::ByAfterstate as u8
+                );
+                assert!(by.len() < each.len(), "{} vs {}", by.len(), each.len());
+            } else {
+                // One exception in 5 states is too many: coded each state.
+                assert_eq!(
+                    by[crate::formats::chunk::HEADER_LEN],
+                    Coding::EachState as u8
+                );
+            }
+        }
+    }
+
+    /// A chunk of values nearly all 0 or 1 is coded each state, readable
+    /// without its states and policy.
+    #[test]
+    fn nearly_exact_chunks_are_coded_each_state() {
+        let (states, policy) = solved_chunk(1000, 11);
+        let mut values = vec![1.0; states.len()];
+        values[10] = 0.25;
+        let s = SolvedChunk {
+            states: &states,
+            policy: &policy,
+        };
+        let bytes = write(&values, Some(s));
+        assert_eq!(
+            bytes[crate::formats::chunk::HEADER_LEN],
+            Coding::EachState as u8
+        );
+        assert!(same(&read(&bytes, None).unwrap(), &values));
+        assert!(
+            bytes.len() < crate::formats::chunk::HEADER_LEN + 60,
+            "{}",
+            bytes.len()
+        );
+    }
+
+    /// A version-4 values chunk (plain little-endian f64) and policy chunk
+    /// (a byte a code) still read, with or without the states.
+    #[test]
+    fn version_4_chunks_still_read() {
+        let v = awkward();
+        let h = header(ChunkKind::Values, v.len() as u64);
+        let old = h.write_as(4, &compress(&le_bytes(&v), 3));
+        assert!(same(&read(&old, None).unwrap(), &v));
+        let (states, policy) = solved_chunk(v.len(), 5);
+        let s = SolvedChunk {
+            states: &states[..v.len().min(states.len())],
+            policy: &policy[..v.len().min(states.len())],
+        };
+        if s.states.len() == v.len() {
+            assert!(same(&read(&old, Some(s)).unwrap(), &v));
+        }
+        let hp = header(ChunkKind::Policy, 5);
+        let old_policy = hp.write_as(4, &compress(&[3, 0, 2, 1, 3], 3));
+        assert_eq!(
+            crate::formats::chunk::decode_policy(&old_policy, &hp).unwrap(),
+            [3, 0, 2, 1, 3]
+        );
+        let bad = hp.write_as(4, &compress(&[3, 0, 4, 1, 3], 3));
+        assert!(crate::formats::chunk::decode_policy(&bad, &hp).is_err());
+        // Version 3 is not read.
+        let older = h.write_as(3, &compress(&le_bytes(&v), 3));
+        assert_eq!(read(&older, None), Err(FormatError::Version { found: 3 }));
+    }
+
+    /// Packed policy codes round-trip at every length; bits past the last
+    /// code and a short body are refused.
+    #[test]
+    fn policy_codes_pack_four_to_a_byte() {
+        use crate::formats::chunk::{decode_policy, encode_policy};
+        for n in 0..13usize {
+            let codes: Vec<u8> = (0..n).map(|i| (mix(i as u64) % 4) as u8).collect();
+            let h = header(ChunkKind::Policy, n as u64);
+            let bytes = encode_policy(&h, &codes, 3);
+            assert_eq!(decode_policy(&bytes, &h).unwrap(), codes);
+        }
+        let h = header(ChunkKind::Policy, 3);
+        let stray = h.write(&compress(&[0b1100_0000], 3));
+        assert!(matches!(
+            decode_policy(&stray, &h),
+            Err(FormatError::Body(_))
+        ));
+        let h = header(ChunkKind::Policy, 5);
+        let short = h.write(&compress(&[0], 3));
+        assert!(matches!(
+            decode_policy(&short, &h),
+            Err(FormatError::Body(_))
+        ));
+    }
+
+    /// Damaged bodies (under a header whose checksums match) are refused
+    /// with a body error naming what is wrong, never a panic.
+    #[test]
+    fn damaged_bodies_are_format_errors() {
+        let game = game();
+        let (states, policy) = solved_chunk(3000, 13);
+        let s = SolvedChunk {
+            states: &states,
+            policy: &policy,
+        };
+        let pool: Vec<f64> = (1..300u64).map(|i| (i as f64).sqrt() / 40.0).collect();
+        let values = keyed_values(&game, s, &pool, 41);
+        let payload = encode(&game, &values, Some(s), 3);
+        let n = values.len();
+        let body = |p: &[u8]| decode(&game, p, n, Some(s));
+        assert!(same(&body(&payload).unwrap(), &values));
+        let err = |p: &[u8]| match body(p) {
+            Err(FormatError::Body(m)) => m,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(err(&[]), "no value coding byte");
+        assert_eq!(err(&[9]), "unknown value coding 9");
+        assert!(err(&payload[..payload.len() - 3]).contains("cut off"));
+        let mut long = payload.clone();
+        long.push(0);
+        assert_eq!(err(&long), "1 bytes after the value streams");
+        // Other counts than the chunk's.
+        assert!(decode(&game, &payload, n + 1, Some(s)).is_err());
+        assert!(decode(&game, &payload, n - 1, Some(s)).is_err());
+        // A policy code that is no action.
+        let mut bad_policy = policy.clone();
+        bad_policy[17] = 7;
+        let bad = SolvedChunk {
+            states: &states,
+            policy: &bad_policy,
+        };
+        assert!(
+            matches!(decode(&game, &payload, n, Some(bad)), Err(FormatError::Body(m)) if m == "policy code 7")
+        );
+        // Every single-byte change either reads to other values or is
+        // refused; none panics.
+        for at in 0..payload.len() {
+            for flip in [1u8, 0x80, 0xFF] {
+                let mut p = payload.clone();
+                p[at] ^= flip;
+                let _ = body(&p);
+                let _ = decode(&game, &p, n, None);
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// Random values (arbitrary bits, or drawn from a few with 0 and
+        /// 1, so that they repeat) on random boards and actions round-trip
+        /// bit for bit in both codings.
+        #[test]
+        fn random_values_round_trip(
+            seed in any::<u64>(),
+            n in 0usize..3000,
+            distinct in 1usize..50,
+            arbitrary in any::<bool>(),
+            exception_every in prop_oneof![Just(0usize), 2usize..200],
+        ) {
+            let game = game();
+            let (states, policy) = solved_chunk(n, seed);
+            let s = SolvedChunk { states: &states, policy: &policy };
+            let values: Vec<f64> = if arbitrary {
+                (0..states.len()).map(|i| f64::from_bits(mix(seed ^ i as u64))).collect()
+            } else {
+                let mut pool = awkward();
+                pool.truncate(distinct);
+                keyed_values(&game, s, &pool, exception_every)
+            };
+            let by = write(&values, Some(s));
+            prop_assert!(same(&read(&by, Some(s)).unwrap(), &values));
+            let each = write(&values, None);
+            prop_assert!(same(&read(&each, None).unwrap(), &values));
+        }
     }
 }
