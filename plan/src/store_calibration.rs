@@ -133,8 +133,9 @@ pub const VALUES_4X4: SplitBytes = SplitBytes {
     varied: 2.430,
 };
 
-/// 4x4 to 32's `values/` bytes a state (format 5).
-const VALUES_4X4_EXACT: f64 = 0.0015;
+/// 4x4 to 32's `values/` bytes a state (format 5: 659,656 bytes; format 4
+/// took 2,310,414).
+const VALUES_4X4_EXACT: f64 = 0.00042;
 
 /// `policy/` on 3x3 (codes packed four to a byte): the same fit over 3x3 to
 /// 1024's layers.
@@ -149,8 +150,9 @@ pub const POLICY_4X4: SplitBytes = SplitBytes {
     varied: 0.237,
 };
 
-/// 4x4 to 32's `policy/` bytes a state (format 5).
-const POLICY_4X4_EXACT: f64 = 0.029;
+/// 4x4 to 32's `policy/` bytes a state (format 5: 28,128,379 bytes; format
+/// 4 took 45,469,744).
+const POLICY_4X4_EXACT: f64 = 0.018;
 
 /// A state's value new to its chunk in a game whose values never repeat
 /// (the upper figure of a score game): its bits in byte planes (3x3 to 512
@@ -496,6 +498,33 @@ mod tests {
         let (share, source) = exact_share(&game);
         assert_eq!(source, ShareSource::Measured);
         assert!((share - measured).abs() < 1e-5, "{share} vs {measured}");
+    }
+
+    /// A measured game is planned with its own value and policy bytes (the
+    /// score game with its own, not the win game's); a game whose share of
+    /// exact values is measured, with that share.
+    #[test]
+    fn measured_games_take_their_own_value_bytes() {
+        assert_eq!(MEASURED_VALUES.len(), 5);
+        let win = value_model(&Game::new(3, 1024, 1.0).unwrap());
+        assert_eq!(win.low, win.high);
+        assert_eq!(
+            (win.low.values_per_state, win.low.policy_per_state),
+            (1.89294, 0.20814)
+        );
+        let score = Game::new(3, 512, 1.0)
+            .unwrap()
+            .with_objective(Objective::Score)
+            .unwrap();
+        let score = value_model(&score);
+        assert_eq!(score.low.values_per_state, 3.94825);
+        assert!(score.share_measured && score.low == score.high);
+        let shared = value_model(&Game::new(3, 128, 1.0).unwrap());
+        assert!(shared.share_measured && shared.low == shared.high);
+        assert_eq!(
+            shared.low.values_per_state,
+            VALUES_3X3.at(shared.low.exact_share)
+        );
     }
 
     /// A game not solved here takes the share of its board's largest.

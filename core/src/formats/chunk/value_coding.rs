@@ -368,7 +368,7 @@ impl Tokens {
                 }
             },
         };
-        if self.count % 4 == 0 {
+        if self.count.is_multiple_of(4) {
             self.tokens.push(0);
         }
         *self.tokens.last_mut().expect("pushed above") |= token << (2 * (self.count % 4));
@@ -454,7 +454,7 @@ impl Streams {
             )));
         }
         let new = streams.pop().expect("four streams");
-        if new.len() % 8 != 0 {
+        if !new.len().is_multiple_of(8) {
             return Err(FormatError::Body(format!(
                 "new values stream of {} bytes, not whole values",
                 new.len()
@@ -533,7 +533,7 @@ impl Streams {
             && self
                 .tokens
                 .last()
-                .is_none_or(|&b| self.read % 4 == 0 || b >> (2 * (self.read % 4)) == 0);
+                .is_none_or(|&b| self.read.is_multiple_of(4) || b >> (2 * (self.read % 4)) == 0);
         let rest = [
             (!tokens_whole, "tokens"),
             (self.refs_at != self.refs.len(), "references"),
@@ -647,7 +647,7 @@ mod tests {
                 // Nybbles of at most 11, inside the 3x3 block.
                 let mut b = 0;
                 for cell in 0..16 {
-                    b |= ((x >> (4 * cell)) & 0xF) % exps << (4 * cell);
+                    b |= (((x >> (4 * cell)) & 0xF) % exps) << (4 * cell);
                 }
                 b & mask
             })
