@@ -9,7 +9,7 @@
 use std::collections::BTreeSet;
 
 use serde::Serialize;
-use solve2048_core::formats::chunk::FORMAT_VERSION;
+use solve2048_core::formats::chunk::{FORMAT_VERSION, OLDEST_READABLE_VERSION};
 use solve2048_core::task::{
     Failure, FailureKind, JobManifest, JobSpec, LayerIndex, ManifestError, SolvedSummary, Task,
     TaskOutput,
@@ -29,9 +29,25 @@ pub enum CoordinatorError {
         /// The job asked for.
         requested: String,
     },
-    /// The store was written by an incompatible format version.
-    #[error("store {location} uses chunk format version {found}; this build reads version {FORMAT_VERSION}")]
+    /// The store was written by a format version this build does not read.
+    #[error(
+        "store {location} uses chunk format version {found}; this build reads versions \
+         {OLDEST_READABLE_VERSION} to {FORMAT_VERSION}"
+    )]
     FormatVersion {
+        /// Store location.
+        location: String,
+        /// Version found.
+        found: u16,
+    },
+    /// A store of an older format version: readable, but this build writes
+    /// only its own version, so a solve does not add to it.
+    #[error(
+        "store {location} was written in chunk format version {found}: this build reads it \
+         (verify, query, serve) but writes version {FORMAT_VERSION} only, so it cannot add to \
+         it; solve into a new store"
+    )]
+    OlderFormat {
         /// Store location.
         location: String,
         /// Version found.
@@ -378,6 +394,12 @@ impl Records {
         };
         match self.manifest().await? {
             Some(found) if found == want => Ok(()),
+            Some(found) if found.format_version != FORMAT_VERSION => {
+                Err(CoordinatorError::OlderFormat {
+                    location: self.location().to_string(),
+                    found: found.format_version,
+                })
+            }
             Some(found) => Err(CoordinatorError::ForeignJob {
                 location: self.location().to_string(),
                 found: describe(&found.job),

@@ -22,7 +22,8 @@
 
 use std::sync::LazyLock;
 
-use solve2048_core::Game;
+use serde::Serialize;
+use solve2048_core::{Game, Objective};
 
 use crate::data;
 
@@ -107,35 +108,227 @@ pub struct SplitBytes {
     pub varied: f64,
 }
 
-/// `values/` on 3x3: a least-squares fit over the layers of 3x3 to 1024
-/// (values bytes = exact states x 0.272 + other states x 3.853). An exact
-/// value among varied ones still costs a zstd sequence.
+impl SplitBytes {
+    /// Bytes a state when `share` of the states are exact.
+    pub fn at(&self, share: f64) -> f64 {
+        share * self.exact + (1.0 - share) * self.varied
+    }
+}
+
+/// `values/` on 3x3 (chunk format 5, values coded by afterstate): a
+/// least-squares fit over the layers of 3x3 to 1024 (values bytes = exact
+/// states x 0.139 + other states x 2.430; the format-4 fit was 0.272 and
+/// 3.853). An exact value among varied ones still costs a token.
 pub const VALUES_3X3: SplitBytes = SplitBytes {
-    exact: 0.272,
-    varied: 3.853,
+    exact: 0.139,
+    varied: 2.430,
 };
 
-/// `values/` on 4x4: exact from 4x4 to 32 (2,310,414 bytes, nearly every
-/// value exactly 1: a chunk of ones is its header and a few zstd blocks);
+/// `values/` on 4x4: exact from 4x4 to 32 (nearly every value exactly 1,
+/// each chunk's tokens compressing to almost nothing: VALUES_4X4_EXACT);
 /// varied taken from 3x3 to 1024, no 4x4 game with varied values being
 /// solved here.
 pub const VALUES_4X4: SplitBytes = SplitBytes {
-    exact: 0.0015,
-    varied: 3.853,
+    exact: VALUES_4X4_EXACT,
+    varied: 2.430,
 };
 
-/// `policy/` on 3x3: the same fit over 3x3 to 1024's layers.
+/// 4x4 to 32's `values/` bytes a state (format 5: 659,656 bytes; format 4
+/// took 2,310,414).
+const VALUES_4X4_EXACT: f64 = 0.00042;
+
+/// `policy/` on 3x3 (codes packed four to a byte): the same fit over 3x3 to
+/// 1024's layers.
 pub const POLICY_3X3: SplitBytes = SplitBytes {
-    exact: 0.091,
-    varied: 0.288,
+    exact: 0.095,
+    varied: 0.237,
 };
 
-/// `policy/` on 4x4: exact from 4x4 to 32 (45,469,744 bytes); varied from
-/// 3x3 to 1024.
+/// `policy/` on 4x4: exact from 4x4 to 32; varied from 3x3 to 1024.
 pub const POLICY_4X4: SplitBytes = SplitBytes {
-    exact: 0.029,
-    varied: 0.288,
+    exact: POLICY_4X4_EXACT,
+    varied: 0.237,
 };
+
+/// 4x4 to 32's `policy/` bytes a state (format 5: 28,128,379 bytes; format
+/// 4 took 45,469,744).
+const POLICY_4X4_EXACT: f64 = 0.018;
+
+/// A state's value new to its chunk in a game whose values never repeat
+/// (the upper figure of a score game): its bits in byte planes (3x3 to 512
+/// for the score: 6.8 bytes each, compressed) and its token.
+pub const NEW_VALUE_BYTES: f64 = 7.0;
+
+/// `values/` and `policy/` bytes a state of a solved store (chunk format
+/// 5), measured on each game solved here: the figures a game that was
+/// measured is planned with. Read from `plan/data/value-bytes.csv`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MeasuredValues {
+    /// Board side.
+    pub board: u8,
+    /// Target tile.
+    pub target: u64,
+    /// The objective.
+    pub objective: Objective,
+    /// Its states.
+    pub states: u64,
+    /// The share of its states whose value is exactly 0 or 1.
+    pub exact_share: f64,
+    /// `values/` bytes a state.
+    pub values: f64,
+    /// `policy/` bytes a state.
+    pub policy: f64,
+}
+
+/// The measured value and policy bytes of each game solved here.
+pub static MEASURED_VALUES: LazyLock<Vec<MeasuredValues>> = LazyLock::new(|| {
+    let (table, text) = ("value-bytes.csv", include_str!("../data/value-bytes.csv"));
+    let columns = "board,target,objective,states,exact_share,values,policy";
+    data::rows(table, text, columns)
+        .iter()
+        .map(|r| MeasuredValues {
+            board: r.get(0),
+            target: r.get(1),
+            objective: match r.get::<String>(2).as_str() {
+                "score" => Objective::Score,
+                _ => Objective::Win,
+            },
+            states: r.get(3),
+            exact_share: r.get(4),
+            values: r.get(5),
+            policy: r.get(6),
+        })
+        .collect()
+});
+
+/// What a game's values and policy take a state, under one assumption.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ValueCase {
+    /// `values/` bytes a state.
+    pub values_per_state: f64,
+    /// `policy/` bytes a state.
+    pub policy_per_state: f64,
+    /// The share of values exactly 0 or 1 it rests on.
+    pub exact_share: f64,
+    /// What it assumes, in words.
+    pub assumes: String,
+}
+
+/// A game's values and policy bytes: the same low and high figure where
+/// they were measured (on this game, or its share of exact values), a range
+/// where they are assumed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ValueModel {
+    /// The smaller figure, and the one the plan's store takes.
+    pub low: ValueCase,
+    /// The larger figure.
+    pub high: ValueCase,
+    /// Whether the share of exact values was measured on this game.
+    pub share_measured: bool,
+}
+
+/// What `game`'s values and policy take: measured on this game (a row of
+/// [`MEASURED_VALUES`]); else, for a win game, from its share of exact
+/// values ([`exact_share`]) and the bytes of an exact and a varied state
+/// ([`split_bytes`]), a range when that share is assumed: low, the share of
+/// the largest solved game of its board; high, 3x3 to 1024's, the most
+/// varied measured; for a score game not measured, low as the measured
+/// score game of its board (values that repeat as much), high every value
+/// new to its chunk ([`NEW_VALUE_BYTES`]).
+pub fn value_model(game: &Game) -> ValueModel {
+    let board = model_board(game.shape);
+    let of_game = |m: &&MeasuredValues| {
+        game.shape.is_square()
+            && m.board == board
+            && m.target == game.target()
+            && m.objective == game.objective
+    };
+    let measured = |m: &MeasuredValues, assumes: String| ValueCase {
+        values_per_state: m.values,
+        policy_per_state: m.policy,
+        exact_share: m.exact_share,
+        assumes,
+    };
+    if let Some(m) = MEASURED_VALUES.iter().find(of_game) {
+        let case = measured(m, "measured on this game".into());
+        return ValueModel {
+            low: case.clone(),
+            high: case,
+            share_measured: true,
+        };
+    }
+    let (values, policy) = split_bytes(board);
+    let split = |share: f64, assumes: String| ValueCase {
+        values_per_state: values.at(share),
+        policy_per_state: policy.at(share),
+        exact_share: share,
+        assumes,
+    };
+    if game.objective == Objective::Score {
+        let score = MEASURED_VALUES
+            .iter()
+            .filter(|m| m.objective == Objective::Score)
+            .min_by_key(|m| m.board.abs_diff(board))
+            .expect("a measured score game");
+        return ValueModel {
+            low: measured(
+                score,
+                format!(
+                    "values that repeat as much as {n}x{n} to {t} for the score's (measured)",
+                    n = score.board,
+                    t = score.target
+                ),
+            ),
+            high: ValueCase {
+                values_per_state: NEW_VALUE_BYTES,
+                policy_per_state: score.policy,
+                exact_share: 0.0,
+                assumes: "every value new to its chunk (none repeats)".into(),
+            },
+            share_measured: false,
+        };
+    }
+    let (share, source) = exact_share(game);
+    match source {
+        ShareSource::Measured => {
+            let case = split(
+                share,
+                format!(
+                    "{:.2}% of values exactly 0 or 1 (measured on this game)",
+                    100.0 * share
+                ),
+            );
+            ValueModel {
+                low: case.clone(),
+                high: case,
+                share_measured: true,
+            }
+        }
+        ShareSource::Assumed { from_target } => {
+            let (vary, _) = exact_share(&Game::new(3, 1024, 1.0).expect("a game"));
+            let low = split(
+                share,
+                format!(
+                    "{:.2}% of values exactly 0 or 1, as in {board}x{board} to {from_target}, the \
+                     largest such game solved here",
+                    100.0 * share
+                ),
+            );
+            let high = split(
+                share.min(vary),
+                format!(
+                    "values as varied as 3x3 to 1024's ({:.2}% exactly 0 or 1)",
+                    100.0 * vary
+                ),
+            );
+            ValueModel {
+                low,
+                high,
+                share_measured: false,
+            }
+        }
+    }
+}
 
 /// The share of an enumerate's runs bytes that feed the next layer (sum
 /// S+2; the rest feed S+4), from the run references of the commit records
@@ -252,7 +445,7 @@ pub fn layer_bytes(game: &MeasuredGame, chunks: f64) -> LayerBytes {
     }
 }
 
-/// Values and policy bytes of a board.
+/// Values and policy bytes of an exact and a varied state on a board.
 pub fn split_bytes(board: u8) -> (SplitBytes, SplitBytes) {
     if board >= 4 {
         (VALUES_4X4, POLICY_4X4)
@@ -304,6 +497,33 @@ mod tests {
         let (share, source) = exact_share(&game);
         assert_eq!(source, ShareSource::Measured);
         assert!((share - measured).abs() < 1e-5, "{share} vs {measured}");
+    }
+
+    /// A measured game is planned with its own value and policy bytes (the
+    /// score game with its own, not the win game's); a game whose share of
+    /// exact values is measured, with that share.
+    #[test]
+    fn measured_games_take_their_own_value_bytes() {
+        assert_eq!(MEASURED_VALUES.len(), 5);
+        let win = value_model(&Game::new(3, 1024, 1.0).unwrap());
+        assert_eq!(win.low, win.high);
+        assert_eq!(
+            (win.low.values_per_state, win.low.policy_per_state),
+            (1.89294, 0.20814)
+        );
+        let score = Game::new(3, 512, 1.0)
+            .unwrap()
+            .with_objective(Objective::Score)
+            .unwrap();
+        let score = value_model(&score);
+        assert_eq!(score.low.values_per_state, 3.94825);
+        assert!(score.share_measured && score.low == score.high);
+        let shared = value_model(&Game::new(3, 128, 1.0).unwrap());
+        assert!(shared.share_measured && shared.low == shared.high);
+        assert_eq!(
+            shared.low.values_per_state,
+            VALUES_3X3.at(shared.low.exact_share)
+        );
     }
 
     /// A game not solved here takes the share of its board's largest.

@@ -13,10 +13,12 @@
 //! store is taken after each of these stages; the peak is the largest,
 //! the final what is left. Records (`commits/`, `layers/`) are counted whole
 //! at every step: an upper figure. Every layer's values and policy take the
-//! game's share of exact values (measured a game, not a layer: 3x3 to
-//! 1024's layers range from none to 87% exact): the same final values (their
-//! bytes are linear in the share), only their growth over the backward pass
-//! is approximate.
+//! game's bytes a state (measured a game, not a layer: 3x3 to 1024's layers
+//! range from none to 87% exact): the same final values, only their growth
+//! over the backward pass is approximate. Where the values were not
+//! measured, the store is a range: the walk is made with the low and the
+//! high figure of the value model ([`value_model`]), and each says what it
+//! assumes.
 
 use std::collections::BTreeMap;
 
@@ -25,9 +27,9 @@ use solve2048_core::Game;
 
 use crate::counts::LayerCount;
 use crate::store_calibration::{
-    exact_share, layer_bytes, model_board, nearest, split_bytes, LayerBytes, MeasuredGame,
-    ShareSource, SplitBytes, NEXT_LAYER_RUNS_SHARE, RECORD_BYTES_PER_CHUNK,
-    RECORD_BYTES_PER_LARGE_LAYER_STATE, VALUES_3X3, VALUES_4X4,
+    layer_bytes, model_board, nearest, value_model, LayerBytes, MeasuredGame, ValueCase,
+    NEXT_LAYER_RUNS_SHARE, RECORD_BYTES_PER_CHUNK, RECORD_BYTES_PER_LARGE_LAYER_STATE, VALUES_3X3,
+    VALUES_4X4,
 };
 
 /// Bytes of each kind of object.
@@ -77,7 +79,7 @@ pub struct StorePeak {
 }
 
 /// The store's size over a job.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct StoreSize {
     /// `states/` of the solved store.
     pub states_bytes: u64,
@@ -93,28 +95,41 @@ pub struct StoreSize {
     pub peak_bytes: u64,
     /// When, and of what.
     pub peak: StorePeak,
-    /// The share of states whose value is exactly 0 or 1, as modelled.
+    /// The share of states whose value is exactly 0 or 1, as modelled (the
+    /// low figure's).
     pub exact_value_share: f64,
     /// Whether that share was measured on this game (else assumed from the
     /// largest solved game of its board).
     pub exact_value_share_measured: bool,
-    /// The solved store were its values to vary as much as 3x3 to 1024's
-    /// (a fifth exact): the upper figure when the share is assumed.
-    pub total_bytes_if_values_vary: u64,
+    /// The solved store and its peak over what the values are assumed to
+    /// be: the figures above are its low end.
+    pub range: StoreRange,
+}
+
+/// The store's size as a range over the value model's assumptions (the
+/// same low and high where its values were measured).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct StoreRange {
+    /// The solved store under the low assumption ([`StoreSize::total_bytes`]).
+    pub final_low_bytes: u64,
+    /// The solved store under the high assumption.
+    pub final_high_bytes: u64,
+    /// The peak under the low assumption ([`StoreSize::peak_bytes`]).
+    pub peak_low_bytes: u64,
+    /// The peak under the high assumption.
+    pub peak_high_bytes: u64,
+    /// Values and policy bytes a state, and what the low figures assume.
+    pub low: ValueCase,
+    /// Likewise for the high figures.
+    pub high: ValueCase,
 }
 
 /// The store of `game` over `layers`, `chunks` chunks of `chunk_size`.
 pub fn store_size(game: &Game, layers: &[LayerCount], chunks: u64, chunk_size: u64) -> StoreSize {
-    let (share, source) = exact_share(game);
+    let model = value_model(game);
     let board = model_board(game.shape);
-    let run = simulate(board, layers, chunks, chunk_size.max(1), share);
-    let vary = simulate(
-        board,
-        layers,
-        chunks,
-        chunk_size.max(1),
-        share.min(exact_share(&Game::new(3, 1024, 1.0).expect("a game")).0),
-    );
+    let walk = |case: &ValueCase| simulate(board, layers, chunks, chunk_size.max(1), case);
+    let (run, high) = (walk(&model.low), walk(&model.high));
     let f = run.last;
     StoreSize {
         states_bytes: f.states,
@@ -124,9 +139,16 @@ pub fn store_size(game: &Game, layers: &[LayerCount], chunks: u64, chunk_size: u
         total_bytes: f.total(),
         peak_bytes: run.peak.bytes.total(),
         peak: run.peak,
-        exact_value_share: share,
-        exact_value_share_measured: source == ShareSource::Measured,
-        total_bytes_if_values_vary: vary.last.total(),
+        exact_value_share: model.low.exact_share,
+        exact_value_share_measured: model.share_measured,
+        range: StoreRange {
+            final_low_bytes: f.total(),
+            final_high_bytes: high.last.total(),
+            peak_low_bytes: run.peak.bytes.total(),
+            peak_high_bytes: high.peak.bytes.total(),
+            low: model.low,
+            high: model.high,
+        },
     }
 }
 
@@ -136,9 +158,15 @@ struct Run {
     last: KindBytes,
 }
 
-/// Walk the job's stages (see the module doc), with `share` of the values
-/// exact.
-fn simulate(board: u8, layers: &[LayerCount], chunks: u64, chunk_size: u64, share: f64) -> Run {
+/// Walk the job's stages (see the module doc), values and policy taking
+/// `case`'s bytes a state.
+fn simulate(
+    board: u8,
+    layers: &[LayerCount],
+    chunks: u64,
+    chunk_size: u64,
+    case: &ValueCase,
+) -> Run {
     let n: BTreeMap<u32, u64> = layers
         .iter()
         .filter(|l| l.states > 0)
@@ -155,7 +183,6 @@ fn simulate(board: u8, layers: &[LayerCount], chunks: u64, chunk_size: u64, shar
         measured: nearest(board, n.values().sum()),
         n,
         chunk_size,
-        share,
         live,
         peak: StorePeak {
             phase: "enumerate",
@@ -166,7 +193,7 @@ fn simulate(board: u8, layers: &[LayerCount], chunks: u64, chunk_size: u64, shar
     };
     walk.forward(last);
     walk.live.runs = 0;
-    walk.backward(last + 4, split_bytes(board));
+    walk.backward(last + 4, (case.values_per_state, case.policy_per_state));
     walk.live.responses = 0;
     walk.live.requests = 0;
     Run {
@@ -184,8 +211,6 @@ struct Walk {
     measured: &'static MeasuredGame,
     /// States a chunk.
     chunk_size: u64,
-    /// The share of values exactly 0 or 1.
-    share: f64,
     /// What the store holds now.
     live: KindBytes,
     /// The largest it held so far.
@@ -209,11 +234,6 @@ impl Walk {
     /// Bytes of layer `s` at `b` bytes a state.
     fn bytes(&self, s: u32, b: f64) -> u64 {
         (self.states_of(s) as f64 * b) as u64
-    }
-
-    /// Values (or policy) bytes of layer `s`, the share of them exact.
-    fn split(&self, s: u32, v: SplitBytes) -> u64 {
-        self.bytes(s, self.share * v.exact + (1.0 - self.share) * v.varied)
     }
 
     /// Take the store now as the peak if it is the largest yet.
@@ -247,15 +267,15 @@ impl Walk {
     }
 
     /// The backward pass from layer `top` down, values and policy taking
-    /// `(values, policy)` bytes: each layer solved, the requests and
-    /// responses it read deleted, the asks of the layer four below, and its
-    /// gather.
-    fn backward(&mut self, top: u32, (values, policy): (SplitBytes, SplitBytes)) {
+    /// `(values, policy)` bytes a state: each layer solved, the requests
+    /// and responses it read deleted, the asks of the layer four below, and
+    /// its gather.
+    fn backward(&mut self, top: u32, (values, policy): (f64, f64)) {
         let mut requests: BTreeMap<u32, u64> = BTreeMap::new();
         let mut responses: BTreeMap<u32, u64> = BTreeMap::new();
         for s in (4..=top).rev().step_by(2) {
-            self.live.values += self.split(s, values);
-            self.live.policy += self.split(s, policy);
+            self.live.values += self.bytes(s, values);
+            self.live.policy += self.bytes(s, policy);
             self.check("solve", "solve", s);
             self.live.requests -= requests.remove(&s).unwrap_or(0);
             self.live.responses -= responses.remove(&(s + 4)).unwrap_or(0);
@@ -286,24 +306,30 @@ impl Walk {
 
 /// What the store size rests on, for `game`.
 pub fn store_note(game: &Game, layers: &[LayerCount], store: &StoreSize) -> String {
-    let (share, source) = exact_share(game);
     let measured = nearest(
         model_board(game.shape),
         layers.iter().map(|l| l.states).sum(),
     );
-    let values = match source {
-        ShareSource::Measured => format!(
-            "{:.2}% of its values exactly 0 or 1 (measured on this game)",
-            100.0 * share
-        ),
-        ShareSource::Assumed { from_target } => format!(
-            "{:.2}% of its values exactly 0 or 1, ASSUMED from {n}x{n} to {from_target}, the \
-             largest such game solved here (were they to vary as 3x3 to 1024's do, the solved \
-             store would hold {:.3e} bytes)",
-            100.0 * share,
-            store.total_bytes_if_values_vary as f64,
-            n = model_board(game.shape),
-        ),
+    let r = &store.range;
+    let values = if r.low == r.high {
+        format!(
+            "{:.3} bytes a state of values and {:.3} of policy, {}",
+            r.low.values_per_state, r.low.policy_per_state, r.low.assumes
+        )
+    } else {
+        format!(
+            "a RANGE, as its values are not measured: low {:.3e} bytes solved ({:.3e} at the \
+             peak) with {:.3} bytes a state of values, ASSUMING {}; high {:.3e} ({:.3e}) with \
+             {:.3}, ASSUMING {}",
+            r.final_low_bytes as f64,
+            r.peak_low_bytes as f64,
+            r.low.values_per_state,
+            r.low.assumes,
+            r.final_high_bytes as f64,
+            r.peak_high_bytes as f64,
+            r.high.values_per_state,
+            r.high.assumes,
+        )
     };
     format!(
         "store: peak and final simulated layer by layer as the driver writes and deletes each \
@@ -311,9 +337,9 @@ pub fn store_note(game: &Game, layers: &[LayerCount], store: &StoreSize) -> Stri
          by chunks a layer measured on {m}x{m} to {t} ({ms} states; the measured game of the board \
          nearest in states, of 4x4 to 16 and 32 and 3x3 to 1024; zstd level 3; a layer larger \
          than the largest measured taken at its bytes a state, so the transients of larger layers \
-         may be low); values and policy from the share of exact values: {values}; an exact value \
-         takes {:.4} bytes on 4x4, a varied one {:.2} (3x3 to 1024); object bytes, without a \
-         local store's folder entries",
+         may be low); values and policy (chunk format 5: values coded by afterstate) {values}; \
+         an exact value takes {:.4} bytes on 4x4, a varied one {:.2} (3x3 to 1024); object \
+         bytes, without a local store's folder entries",
         VALUES_4X4.exact,
         VALUES_3X3.varied,
         m = measured.board,
@@ -368,18 +394,37 @@ mod tests {
         assert!(p.responses as f64 <= 3.0 * 1e6 * per.responses, "{p:?}");
     }
 
-    /// Values follow the game's share of exact values: 3x3 to 1024's take
-    /// most of its store, 4x4 to 32's almost nothing.
+    /// Values follow the game's measured figures: 3x3 to 1024's take most
+    /// of its store, 4x4 to 32's almost nothing; a game not measured gets a
+    /// range whose ends say what they assume.
     #[test]
-    fn values_follow_the_exact_share() {
+    fn values_follow_the_measured_figures_or_a_range() {
         let layers: Vec<LayerCount> = (4..=40).step_by(2).map(|s| layer(s, 1_000_000)).collect();
         let of = |n: u32, t: u64| store_size(&Game::new(n, t, 1.0).unwrap(), &layers, 19, 1 << 22);
         let (three, four) = (of(3, 1024), of(4, 32));
         assert!(three.values_bytes > 2 * three.states_bytes, "{three:?}");
         assert!(four.values_bytes * 100 < four.states_bytes, "{four:?}");
-        assert!(three.exact_value_share_measured && four.exact_value_share_measured);
+        for measured in [&three, &four] {
+            assert!(measured.exact_value_share_measured);
+            let r = &measured.range;
+            assert_eq!(r.low, r.high);
+            assert_eq!(r.final_low_bytes, r.final_high_bytes);
+            assert_eq!(r.final_low_bytes, measured.total_bytes);
+        }
         let unsolved = of(4, 128);
         assert!(!unsolved.exact_value_share_measured);
-        assert!(unsolved.total_bytes_if_values_vary > 5 * unsolved.total_bytes);
+        let r = &unsolved.range;
+        assert!(r.final_high_bytes > 4 * r.final_low_bytes, "{r:?}");
+        assert!(r.peak_high_bytes >= r.final_high_bytes && r.peak_low_bytes == unsolved.peak_bytes);
+        assert!(r.low.assumes.contains("4x4 to 32"), "{}", r.low.assumes);
+        assert!(r.high.assumes.contains("3x3 to 1024"), "{}", r.high.assumes);
+        // A score game not measured: from the measured one to every value new.
+        let score = Game::new(3, 256, 1.0)
+            .unwrap()
+            .with_objective(solve2048_core::Objective::Score)
+            .unwrap();
+        let s = store_size(&score, &layers, 19, 1 << 22);
+        assert!(s.range.final_high_bytes > s.range.final_low_bytes, "{s:?}");
+        assert!(s.range.high.assumes.contains("new"), "{:?}", s.range.high);
     }
 }

@@ -9,7 +9,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use solve2048_core::chain::Chain;
-use solve2048_core::formats::chunk::{ChunkHeader, ChunkKind, FORMAT_VERSION};
+use solve2048_core::formats::chunk::{
+    ChunkHeader, ChunkKind, SolvedChunk, FORMAT_VERSION, OLDEST_READABLE_VERSION,
+};
 use solve2048_core::rules::moves::Mover;
 use solve2048_core::space::ids::{group_of, ChunkId};
 use solve2048_core::task::{LayerIndex, ManifestError, SolvedRef, SolvedSummary};
@@ -34,7 +36,10 @@ pub enum QueryError {
         game: String,
     },
     /// Another format version.
-    #[error("store {location} uses chunk format version {found}; this build reads version {FORMAT_VERSION}")]
+    #[error(
+        "store {location} uses chunk format version {found}; this build reads versions \
+         {OLDEST_READABLE_VERSION} to {FORMAT_VERSION}"
+    )]
     FormatVersion {
         /// Store location.
         location: String,
@@ -195,13 +200,21 @@ impl Solution {
             .store
             .read_keys(&layout::states_of(&solved.chunk), &h(ChunkKind::States))
             .await?;
-        let values = self
-            .store
-            .read_values(&layout::values_of(solved), &h(ChunkKind::Values))
-            .await?;
         let policy = self
             .store
             .read_policy(&layout::policy_of(solved), &h(ChunkKind::Policy))
+            .await?;
+        let solved_chunk = SolvedChunk {
+            states: &states,
+            policy: &policy,
+        };
+        let values = self
+            .store
+            .read_values(
+                &layout::values_of(solved),
+                &h(ChunkKind::Values),
+                solved_chunk,
+            )
             .await?;
         Ok(Loaded {
             states,

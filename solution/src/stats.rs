@@ -1,9 +1,7 @@
 //! Per-layer counts and value histograms, for plots (drawn by
 //! [`crate::figure`]).
 
-use solve2048_core::formats::chunk::{ChunkHeader, ChunkKind};
 use solve2048_core::Objective;
-use solve2048_store::layout;
 
 use crate::solution::{QueryError, Solution};
 
@@ -44,13 +42,9 @@ impl Solution {
             for part in &layer.parts {
                 parts.push((part.part.max_exp, part.chunks.iter().map(|c| c.count).sum()));
                 for c in &part.solved {
-                    let h = ChunkHeader {
-                        kind: ChunkKind::Values,
-                        game: self.game,
-                        id: c.chunk.id,
-                        count: c.chunk.count,
-                    };
-                    for v in self.store.read_values(&layout::values_of(c), &h).await? {
+                    // Values coded by afterstate are read beside their
+                    // states and policy.
+                    for &v in &self.read_chunk(c).await?.values {
                         let bin = (v / value_top * VALUE_BINS as f64) as usize;
                         values[bin.min(VALUE_BINS - 1)] += 1;
                     }

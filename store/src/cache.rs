@@ -2,7 +2,8 @@
 //! (`worker --cache-dir`), so a worker that restarts, or solves many chunks
 //! against the same next layers, does not fetch them again.
 //!
-//! Only states and values chunks are cached: their names carry the attempt
+//! Only states, values and policy chunks are cached (values are read
+//! beside their states and policy): their names carry the attempt
 //! that wrote them, so an object under a given name never changes and a
 //! cached copy is never stale. Entries are written to a temporary file and
 //! renamed into place; a damaged entry fails verification, is dropped, and
@@ -32,7 +33,10 @@ struct Index {
 
 /// Whether an object is immutable and worth caching.
 pub fn cacheable(object: &str) -> bool {
-    (object.starts_with("states/") || object.starts_with("values/")) && object.ends_with(".chunk")
+    ["states/", "values/", "policy/"]
+        .iter()
+        .any(|kind| object.starts_with(kind))
+        && object.ends_with(".chunk")
 }
 
 impl ChunkCache {
@@ -172,5 +176,6 @@ mod tests {
         assert_eq!(again.total_bytes(), 100);
         assert_eq!(again.get("states/a-a1.chunk"), Some(vec![1; 100]));
         assert!(!cacheable("runs/x.run") && !cacheable("commits/x.json"));
+        assert!(cacheable("policy/s00004/m01/g0000-c0000-a1.chunk"));
     }
 }

@@ -94,7 +94,7 @@ impl Store {
         }
     }
 
-    /// Keep fetched states and values chunks in `cache` as well.
+    /// Keep fetched states, values and policy chunks in `cache` as well.
     pub fn with_cache(mut self, cache: ChunkCache) -> Store {
         self.cache = Some(Arc::new(cache));
         self

@@ -1,10 +1,10 @@
 //! Verified reads of chunk objects and of the chunks that lie at byte ranges
 //! of bundle objects: each one's header and checksums are checked on read,
-//! and one that fails is named. States and values chunks go through the
-//! worker's local cache when it has one.
+//! and one that fails is named. States, values and policy chunks go through
+//! the worker's local cache when it has one.
 
 use solve2048_core::chain::Chain;
-use solve2048_core::formats::chunk::{self, ChunkHeader, FormatError};
+use solve2048_core::formats::chunk::{self, ChunkHeader, FormatError, SolvedChunk};
 
 use crate::cache::cacheable;
 use crate::{Store, StoreError};
@@ -16,7 +16,7 @@ impl Store {
         &self,
         object: &str,
         expect: &ChunkHeader,
-        decode: fn(&[u8], &ChunkHeader) -> Result<T, FormatError>,
+        decode: impl Fn(&[u8], &ChunkHeader) -> Result<T, FormatError>,
     ) -> Result<T, StoreError> {
         let cache = self.cache.as_ref().filter(|_| cacheable(object));
         if let Some(c) = cache {
@@ -50,14 +50,18 @@ impl Store {
         self.read_verified(object, expect, chunk::decode_keys).await
     }
 
-    /// Read and verify values.
+    /// Read and verify a solved chunk's values, given its states and policy
+    /// (values coded by afterstate need them: [`chunk::value_coding`]).
     pub async fn read_values(
         &self,
         object: &str,
         expect: &ChunkHeader,
+        solved: SolvedChunk<'_>,
     ) -> Result<Vec<f64>, StoreError> {
-        self.read_verified(object, expect, chunk::decode_values)
-            .await
+        self.read_verified(object, expect, |bytes, expect| {
+            chunk::decode_solved_values(bytes, expect, solved)
+        })
+        .await
     }
 
     /// Read and verify policy codes.

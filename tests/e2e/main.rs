@@ -19,6 +19,7 @@ mod full;
 mod house;
 mod memory;
 mod objective;
+mod old_format;
 mod operate;
 mod plan;
 mod players;

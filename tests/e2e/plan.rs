@@ -197,9 +197,16 @@ fn plan_store_peak_and_final_match_the_measured_runs() {
     let mut games = 0;
     for line in csv.lines().filter(|l| !l.starts_with('#')).skip(1) {
         let f: Vec<&str> = line.split(',').collect();
-        let (board, target) = (f[0], f[1]);
+        let (board, target, objective) = (f[0], f[1], f[7]);
         let number = |i: usize| f[i].parse::<u64>().unwrap();
-        let p = plan_json(&["--board", board, "--target", target]);
+        let p = plan_json(&[
+            "--board",
+            board,
+            "--target",
+            target,
+            "--objective",
+            objective,
+        ]);
         assert_eq!(
             p["states"].as_u64(),
             Some(number(2)),
@@ -213,12 +220,13 @@ fn plan_store_peak_and_final_match_the_measured_runs() {
             let ratio = planned as f64 / measured as f64;
             assert!(
                 (0.75..=1.25).contains(&ratio),
-                "{board}x{board} to {target}: {key} {planned} vs {measured} measured ({ratio:.3})"
+                "{board}x{board} to {target} ({objective}): {key} {planned} vs {measured} measured \
+                 ({ratio:.3})"
             );
         }
         games += 1;
     }
-    assert_eq!(games, 3);
+    assert_eq!(games, 4);
     let text = String::from_utf8(plan(&["--board", "4", "--target", "32"]).stdout).unwrap();
     assert!(
         text.contains("store, peak: ")

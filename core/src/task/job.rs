@@ -97,9 +97,10 @@ pub struct JobManifest {
 /// Why a job manifest could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum ManifestError {
-    /// Written by another format version.
+    /// Written by a format version this build does not read.
     #[error(
-        "format version {found}; this build reads version {}",
+        "format version {found}; this build reads versions {} to {}",
+        crate::formats::chunk::OLDEST_READABLE_VERSION,
         crate::formats::chunk::FORMAT_VERSION
     )]
     Version {
@@ -114,7 +115,9 @@ pub enum ManifestError {
 
 impl JobManifest {
     /// Parse `job.json`, checking the format version before the shape so that
-    /// an older or newer store gets a version message, not a parse error.
+    /// an older or newer store gets a version message, not a parse error. A
+    /// store of an older version this build reads parses (its chunks say how
+    /// they are coded); only a solve refuses to add to it.
     pub fn parse(bytes: &[u8]) -> Result<JobManifest, ManifestError> {
         let damaged = |e: serde_json::Error| ManifestError::Damaged(Box::new(e));
         let value: serde_json::Value = serde_json::from_slice(bytes).map_err(damaged)?;
@@ -122,7 +125,8 @@ impl JobManifest {
             .get("format_version")
             .and_then(|v| v.as_u64())
             .unwrap_or(0) as u16;
-        if found != crate::formats::chunk::FORMAT_VERSION {
+        use crate::formats::chunk::{FORMAT_VERSION, OLDEST_READABLE_VERSION};
+        if !(OLDEST_READABLE_VERSION..=FORMAT_VERSION).contains(&found) {
             return Err(ManifestError::Version { found });
         }
         serde_json::from_value(value).map_err(damaged)

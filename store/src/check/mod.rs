@@ -107,7 +107,8 @@ pub enum CheckError {
     },
     /// Another format version: nothing in it can be read by this build.
     #[error(
-        "store {location} uses chunk format version {found}; this build reads version {}",
+        "store {location} uses chunk format version {found}; this build reads versions {} to {}",
+        chunk::OLDEST_READABLE_VERSION,
         chunk::FORMAT_VERSION
     )]
     Version {

@@ -181,12 +181,16 @@ fn decode_solved(bytes: &[Bytes]) -> Result<(u64, u64), (usize, FormatError)> {
     let states = h(&bytes[0])
         .and_then(|h| chunk::decode_keys(&bytes[0], &h))
         .map_err(|e| (0, e))?;
-    let values = h(&bytes[1])
-        .and_then(|h| chunk::decode_values(&bytes[1], &h))
-        .map_err(|e| (1, e))?;
     let policy = h(&bytes[2])
         .and_then(|h| chunk::decode_policy(&bytes[2], &h))
         .map_err(|e| (2, e))?;
+    let solved = chunk::SolvedChunk {
+        states: &states,
+        policy: &policy,
+    };
+    let values = h(&bytes[1])
+        .and_then(|h| chunk::decode_solved_values(&bytes[1], &h, solved))
+        .map_err(|e| (1, e))?;
     Ok((
         states.len() as u64,
         result_digest(&states, &values, &policy),

@@ -3,9 +3,10 @@
 //! and the value tables of a group that both read.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use futures::{StreamExt, TryStreamExt};
-use solve2048_core::formats::chunk::{self, ChunkKind, FormatError};
+use solve2048_core::formats::chunk::{self, ChunkKind, FormatError, SolvedChunk};
 use solve2048_core::kernel::value_table::{ValueTable, LOAD_IN_FLIGHT};
 use solve2048_core::kernel::{self, Answer, SpawnSums};
 use solve2048_core::space::ids::PartId;
@@ -93,8 +94,16 @@ impl Run<'_> {
         let (id, count) = (c.chunk.id, c.chunk.count);
         let h = self.header(ChunkKind::States, id, count);
         let states = store.read_keys(&layout::states_of(&c.chunk), &h).await?;
+        let h = self.header(ChunkKind::Policy, id, count);
+        let policy = store.read_policy(&layout::policy_of(&c), &h).await?;
         let h = self.header(ChunkKind::Values, id, count);
-        let values = store.read_values(&layout::values_of(&c), &h).await?;
+        let solved = SolvedChunk {
+            states: &states,
+            policy: &policy,
+        };
+        let values = store
+            .read_values(&layout::values_of(&c), &h, solved)
+            .await?;
         Ok((states, values))
     }
 
@@ -106,12 +115,14 @@ impl Run<'_> {
         requests: &[RequestRef],
         responses: &[ResponseRef],
     ) -> Result<TaskOutput, WorkerError> {
-        let states = self.read_states(chunk).await?;
+        let states = Arc::new(self.read_states(chunk).await?);
         let [[twos, fours], _] = self.read_answers(chunk, requests, responses).await?;
         let game = self.job.game;
         let key = self.task.key();
+        let for_solve = states.clone();
         let (values, actions, digest) = self
             .blocking(move || {
+                let states = for_solve;
                 let sums = SpawnSums::from_answers(&game.spawn_rule(), twos, fours)
                     .ok_or_else(|| different(&key))?;
                 kernel::solve(&game, &states, &sums)
@@ -122,7 +133,7 @@ impl Run<'_> {
                     .map_err(|source| WorkerError::Solve { task: key, source })
             })
             .await??;
-        self.write_solved(chunk, values, actions, digest, None)
+        self.write_solved(chunk, states, values, actions, digest, None)
             .await
     }
 
@@ -212,6 +223,7 @@ impl Run<'_> {
     pub(super) async fn write_solved(
         &self,
         chunk: &ChunkRef,
+        states: Arc<Vec<u64>>,
         values: Vec<f64>,
         actions: Vec<u8>,
         digest: u64,
@@ -223,11 +235,16 @@ impl Run<'_> {
             self.header(ChunkKind::Values, id, count),
             self.header(ChunkKind::Policy, id, count),
         );
-        // Both encoded at once, off the async runtime.
+        // Both encoded at once, off the async runtime (the values by the
+        // afterstates the policy's moves lead to).
         let (vbytes, pbytes) = self
             .blocking(move || {
+                let solved = SolvedChunk {
+                    states: &states,
+                    policy: &actions,
+                };
                 rayon::join(
-                    || chunk::encode_values(&vh, &values, level),
+                    || chunk::encode_solved_values(&vh, &values, solved, level),
                     || chunk::encode_policy(&ph, &actions, level),
                 )
             })

@@ -12,14 +12,21 @@ use crate::space::ids::ChunkId;
 
 /// File magic.
 pub const MAGIC: [u8; 8] = *b"S2048CK\0";
-/// Current chunk format version. Version 2: a state's group is a hash of its
-/// tiles as a multiset ([`crate::space::ids::group_of`]), so a store of version 1
-/// would be read with the wrong groups. Version 3: the backward pass by
-/// requests and responses (kinds 5 and 6), values summed per tile
-/// (`kernel::solve::afterstate_value`), and groups merged in key-range
-/// pieces. Version 4: every JSON record (job, commits, layer indexes,
-/// summary, ...) carries a checksum of its bytes.
-pub const FORMAT_VERSION: u16 = 4;
+/// The chunk format version this build writes. Version 2: a state's group
+/// is a hash of its tiles as a multiset ([`crate::space::ids::group_of`]),
+/// so a store of version 1 would be read with the wrong groups. Version 3:
+/// the backward pass by requests and responses (kinds 5 and 6), values
+/// summed per tile (`kernel::solve::afterstate_value`), and groups merged in
+/// key-range pieces. Version 4: every JSON record (job, commits, layer
+/// indexes, summary, ...) carries a checksum of its bytes. Version 5: values
+/// and a response's sums in the value codec ([`super::values`]), policy codes
+/// packed four to a byte; everything else as in version 4.
+pub const FORMAT_VERSION: u16 = 5;
+/// The oldest chunk format version this build reads: a version-4 chunk
+/// differs from a version-5 one only in how values and policy codes are
+/// coded, which its header's version says, so a store of version 4 still
+/// verifies and answers queries.
+pub const OLDEST_READABLE_VERSION: u16 = 4;
 /// Header length in bytes.
 pub const HEADER_LEN: usize = 72;
 
@@ -89,8 +96,11 @@ pub enum FormatError {
     /// Not a solve2048 chunk at all.
     #[error("not a solve2048 chunk (bad magic)")]
     Magic,
-    /// Written by another format version.
-    #[error("chunk format version {found}, this build reads version {FORMAT_VERSION}")]
+    /// Written by a format version this build does not read.
+    #[error(
+        "chunk format version {found}, this build reads versions \
+         {OLDEST_READABLE_VERSION} to {FORMAT_VERSION}"
+    )]
     Version {
         /// Version in the file.
         found: u16,
@@ -146,10 +156,17 @@ impl ChunkHeader {
         )
     }
 
+    /// This header and `payload` as a chunk file of [`FORMAT_VERSION`].
     pub(crate) fn write(&self, payload: &[u8]) -> Vec<u8> {
+        self.write_as(FORMAT_VERSION, payload)
+    }
+
+    /// This header and `payload` as a chunk file of format `version` (an
+    /// older one only in tests of reading old files).
+    pub(crate) fn write_as(&self, version: u16, payload: &[u8]) -> Vec<u8> {
         let mut h = Vec::with_capacity(HEADER_LEN + payload.len());
         h.extend_from_slice(&MAGIC);
-        h.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+        h.extend_from_slice(&version.to_le_bytes());
         h.push(self.kind as u8);
         h.push(self.game.shape.code());
         h.push(self.game.target_exp);
@@ -173,6 +190,12 @@ impl ChunkHeader {
     /// Read and verify a header and payload checksum; returns the header and
     /// the (still compressed) payload.
     pub fn read(bytes: &[u8]) -> Result<(ChunkHeader, &[u8]), FormatError> {
+        Self::read_versioned(bytes).map(|(h, _, payload)| (h, payload))
+    }
+
+    /// [`ChunkHeader::read`], with the format version the chunk was written
+    /// in (which says how its body is coded).
+    pub(crate) fn read_versioned(bytes: &[u8]) -> Result<(ChunkHeader, u16, &[u8]), FormatError> {
         if bytes.len() < HEADER_LEN {
             return Err(FormatError::Truncated { len: bytes.len() });
         }
@@ -183,7 +206,7 @@ impl ChunkHeader {
         let u32_at = |o: usize| u32::from_le_bytes(bytes[o..o + 4].try_into().unwrap());
         let u64_at = |o: usize| u64::from_le_bytes(bytes[o..o + 8].try_into().unwrap());
         let version = u16_at(8);
-        if version != FORMAT_VERSION {
+        if !(OLDEST_READABLE_VERSION..=FORMAT_VERSION).contains(&version) {
             return Err(FormatError::Version { found: version });
         }
         if xxh3_64(&bytes[0..64]) != u64_at(64) {
@@ -231,7 +254,7 @@ impl ChunkHeader {
             },
             count: u64_at(40),
         };
-        Ok((header, payload))
+        Ok((header, version, payload))
     }
 
     /// Check that a header read from a file is the one the reader expects

@@ -26,26 +26,35 @@
 //!
 //! Bodies: states, runs and requests are strictly increasing u64 keys, the
 //! first as a LEB128 varint and each later one as the varint of its
-//! difference from the one before; values and responses (one sum per key
-//! of the request they answer) are little-endian f64; policy is one action
-//! code per state; pushes are keys as above followed by one little-endian
-//! f64 per key. All integers are little-endian.
+//! difference from the one before; responses (one sum per key of the
+//! request they answer) are little-endian f64; values are coded as
+//! [`value_coding`] says (version 5; little-endian f64 in version 4), read
+//! beside their chunk's states and policy; policy is one action code per
+//! state, four to a byte from the low bits (version 5; a byte each in
+//! version 4); pushes are keys as above followed by one little-endian f64
+//! per key. All integers are little-endian. The payload is the zstd of the
+//! body, except a version-5 values chunk's (its coding byte, then its
+//! streams, each zstd'd).
 //!
 //! Reading and writing keys is in [`keys`], values, policy and pushes in
-//! [`values`]; the header in `header` and the compression of bodies in
-//! `codec`.
+//! [`values`], the coding of values in [`value_coding`]; the header in
+//! `header` and the compression of bodies in `codec`.
 
 mod codec;
 mod header;
 pub mod keys;
+pub mod value_coding;
 pub mod values;
 
 pub use header::{
     file_checksum, ChunkHeader, ChunkKind, FormatError, FORMAT_VERSION, HEADER_LEN, MAGIC,
+    OLDEST_READABLE_VERSION,
 };
 pub use keys::{decode_keys, encode_keys, stream_keys, verified_bytes, KeyStream};
+pub use value_coding::SolvedChunk;
 pub use values::{
-    decode_policy, decode_pushes, decode_values, encode_policy, encode_pushes, encode_values,
+    decode_policy, decode_pushes, decode_solved_values, decode_values, encode_policy,
+    encode_pushes, encode_solved_values, encode_values,
 };
 
 #[cfg(test)]

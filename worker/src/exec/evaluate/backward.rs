@@ -60,7 +60,14 @@ impl Run<'_> {
             .await??;
         let digest = result_digest(&states, &valued.values, &valued.actions);
         let evaluated = Some(valued.evaluation);
-        self.write_solved(chunk, valued.values, valued.actions, digest, evaluated)
-            .await
+        self.write_solved(
+            chunk,
+            states,
+            valued.values,
+            valued.actions,
+            digest,
+            evaluated,
+        )
+        .await
     }
 }
