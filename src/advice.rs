@@ -63,7 +63,9 @@ fn coordinator_hint(cause: &(dyn Error + 'static)) -> Option<String> {
             ". Use another --store, or the same settings to resume".into()
         }
         CoordinatorError::Locked { .. } => {
-            "; stop it, or pass --take-over to replace it deliberately".into()
+            "; wait for it or stop it (a coordinator can replace it deliberately with \
+             --take-over)"
+                .into()
         }
         CoordinatorError::StoreDamaged { location, .. } => format!(
             "\n`solve2048 verify --store {location}` lists every damaged object; rerun this same \

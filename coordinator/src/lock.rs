@@ -8,11 +8,18 @@
 //! ids carry it, so leases from a previous coordinator are never mistaken for
 //! current ones. A coordinator that finds its lock taken over stops.
 //!
-//! This uses plain puts and reads, not conditional writes (some S3 servers
-//! ignore them): two coordinators started within the same instant could both
-//! pass the check, and the one whose lock is overwritten stops at its next
-//! renewal, before it commits much. Commits are idempotent, so even then no
-//! committed output is lost or duplicated.
+//! On a local store two coordinators of one host are also kept apart by an
+//! exclusive lock of the operating system on the store's directory
+//! ([`HostLock`], held until the process ends), taken before the job's
+//! manifest is read or written: two `solve`s started at the same instant on
+//! one fresh directory cannot both create their job there.
+//!
+//! Across hosts (an S3 store) this uses plain puts and reads, not
+//! conditional writes (some S3 servers ignore them): two coordinators
+//! started within the same instant could both pass the check, and the one
+//! whose lock is overwritten stops at its next renewal, before it commits
+//! much. Commits are idempotent, so even then no committed output is lost or
+//! duplicated.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -100,10 +107,68 @@ pub fn process_alive(pid: u32) -> bool {
     !matches!(state, Some("Z" | "X" | "x"))
 }
 
+/// An exclusive lock of this host's operating system on a local store's
+/// directory (`flock`), held by one coordinator process at a time; released
+/// when dropped or when the process ends, however it ends.
+pub struct HostLock {
+    _dir: Option<std::fs::File>,
+}
+
+impl HostLock {
+    /// Take the lock of `records`' directory, if the store is local.
+    /// Refused while another process holds it, unless `take_over` (then this
+    /// coordinator runs without it, and the other one stops at its next
+    /// renewal of the lock record). A file system that has no such locks
+    /// (some network ones) is only warned about.
+    pub async fn take(records: &Records, take_over: bool) -> Result<HostLock, CoordinatorError> {
+        let Some(root) = records.store().backend().local_root() else {
+            return Ok(HostLock { _dir: None });
+        };
+        let dir = match std::fs::File::open(root) {
+            Ok(dir) => dir,
+            Err(e) => return Ok(HostLock::without(root, &e.to_string())),
+        };
+        match dir.try_lock() {
+            Ok(()) => Ok(HostLock { _dir: Some(dir) }),
+            Err(std::fs::TryLockError::WouldBlock) if take_over => {
+                tracing::warn!("taking the job over from a coordinator of this host still running");
+                Ok(HostLock { _dir: None })
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                let holder = records.get_json_opt::<LockRecord>(layout::LOCK).await;
+                let (holder, age_seconds) = match holder {
+                    Ok(Some(p)) if p.running => (
+                        format!("pid {} on {}, serving {}", p.pid, p.host, p.listen),
+                        unix_ms().saturating_sub(p.renewed_unix_ms) as f64 / 1000.0,
+                    ),
+                    _ => ("another process of this host, starting".to_string(), 0.0),
+                };
+                Err(CoordinatorError::Locked {
+                    location: records.location().to_string(),
+                    holder,
+                    age_seconds,
+                })
+            }
+            Err(std::fs::TryLockError::Error(e)) => Ok(HostLock::without(root, &e.to_string())),
+        }
+    }
+
+    /// No lock: `root` could not be locked, for `why`.
+    fn without(root: &std::path::Path, why: &str) -> HostLock {
+        tracing::warn!(
+            store = %root.display(),
+            error = why,
+            "cannot lock the store's directory; only the lock record keeps coordinators apart"
+        );
+        HostLock { _dir: None }
+    }
+}
+
 /// A held lock.
 pub struct Lock {
     records: Records,
     record: LockRecord,
+    _host: Option<HostLock>,
 }
 
 impl Lock {
@@ -139,7 +204,13 @@ impl Lock {
         Ok(Lock {
             records: records.clone(),
             record,
+            _host: None,
         })
+    }
+
+    /// Keep `host` (the directory's lock) as long as this lock.
+    pub fn keep(&mut self, host: HostLock) {
+        self._host = Some(host);
     }
 
     /// Make this coordinator's epoch at least `min` (a repair that lost the

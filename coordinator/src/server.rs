@@ -21,7 +21,7 @@ use tonic::transport::{Identity, Server, ServerTlsConfig};
 
 use crate::driver::repair::Repair;
 use crate::driver::{self, Progress, Summary};
-use crate::lock::Lock;
+use crate::lock::{HostLock, Lock};
 use crate::records::{CoordinatorError, Records};
 use crate::scheduler::{LeaseConfig, Scheduler};
 use crate::service::{make_service, ServiceState};
@@ -265,6 +265,7 @@ async fn open(
     addr: &str,
     config: &ServerConfig,
 ) -> Result<(Lock, Option<Repair>), CoordinatorError> {
+    let host = HostLock::take(records, config.take_over).await?;
     if !config.repair {
         records.open_job(&config.job).await?;
     }
@@ -279,6 +280,7 @@ async fn open(
         }
         r => r?,
     };
+    lock.keep(host);
     if !config.repair {
         refuse_damaged_solved(records).await?;
         return Ok((lock, None));

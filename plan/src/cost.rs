@@ -47,23 +47,28 @@ pub struct Cost {
     /// All three.
     pub total_usd: Span,
     /// Keeping the solved store, a month.
-    pub keep_usd_a_month: f64,
+    pub keep_usd_a_month: Span,
 }
 
 /// The cost of a job lasting `seconds` on `cluster`, whose store peaks at
-/// `peak_bytes` and ends at `final_bytes`, with `requests_usd` of requests.
+/// `peak_bytes` and ends at `final_bytes` (each a range: the low duration
+/// goes with the low bytes), with `requests_usd` of requests.
 pub fn cost(
     cluster: &Cluster,
     seconds: Span,
-    peak_bytes: u64,
-    final_bytes: u64,
+    peak_bytes: Span,
+    final_bytes: Span,
     requests_usd: f64,
     prices: Prices,
 ) -> Cost {
     let hours = seconds.times(1.0 / 3600.0);
     let machines_usd = hours.times(cluster.cores() as f64 * prices.core_hour_usd);
-    let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
-    let store_usd = hours.times(gib(peak_bytes) * prices.gib_month_usd / HOURS_A_MONTH);
+    let gib_months = |bytes: Span| bytes.times(prices.gib_month_usd / (1u64 << 30) as f64);
+    let peak = gib_months(peak_bytes);
+    let store_usd = Span {
+        low: hours.low * peak.low / HOURS_A_MONTH,
+        high: hours.high * peak.high / HOURS_A_MONTH,
+    };
     Cost {
         prices,
         machines_usd,
@@ -73,7 +78,7 @@ pub fn cost(
             low: machines_usd.low + store_usd.low + requests_usd,
             high: machines_usd.high + store_usd.high + requests_usd,
         },
-        keep_usd_a_month: gib(final_bytes) * prices.gib_month_usd,
+        keep_usd_a_month: gib_months(final_bytes),
     }
 }
 
@@ -100,8 +105,11 @@ mod tests {
                 low: 3600.0,
                 high: 7200.0,
             },
-            10 << 30,
-            1 << 30,
+            Span::exactly((10u64 << 30) as f64),
+            Span {
+                low: (1u64 << 30) as f64,
+                high: (2u64 << 30) as f64,
+            },
             1.25,
             prices,
         );
@@ -116,6 +124,12 @@ mod tests {
         );
         assert!((c.store_usd.low - 1.0).abs() < 1e-12, "{c:?}");
         assert!((c.total_usd.high - (16.0 + 2.0 + 1.25)).abs() < 1e-12);
-        assert_eq!(c.keep_usd_a_month, 73.0);
+        assert_eq!(
+            c.keep_usd_a_month,
+            Span {
+                low: 73.0,
+                high: 146.0
+            }
+        );
     }
 }

@@ -112,8 +112,14 @@ impl Job<'_> {
             cost: cost(
                 cluster,
                 range,
-                self.store.peak_bytes,
-                self.store.total_bytes,
+                Span {
+                    low: self.store.range.peak_low_bytes as f64,
+                    high: self.store.range.peak_high_bytes as f64,
+                },
+                Span {
+                    low: self.store.range.final_low_bytes as f64,
+                    high: self.store.range.final_high_bytes as f64,
+                },
                 self.requests_usd,
                 self.prices,
             ),

@@ -243,19 +243,11 @@ pub fn value_model(game: &Game) -> ValueModel {
             && m.target == game.target()
             && m.objective == game.objective
     };
-    let measured = |m: &MeasuredValues, assumes: String| ValueCase {
-        values_per_state: m.values,
-        policy_per_state: m.policy,
-        exact_share: m.exact_share,
-        assumes,
-    };
     if let Some(m) = MEASURED_VALUES.iter().find(of_game) {
-        let case = measured(m, "measured on this game".into());
-        return ValueModel {
-            low: case.clone(),
-            high: case,
-            share_measured: true,
-        };
+        return ValueModel::measured(m.case("measured on this game".into()));
+    }
+    if game.objective == Objective::Score {
+        return score_model(board);
     }
     let (values, policy) = split_bytes(board);
     let split = |share: f64, assumes: String| ValueCase {
@@ -264,68 +256,81 @@ pub fn value_model(game: &Game) -> ValueModel {
         exact_share: share,
         assumes,
     };
-    if game.objective == Objective::Score {
-        let score = MEASURED_VALUES
-            .iter()
-            .filter(|m| m.objective == Objective::Score)
-            .min_by_key(|m| m.board.abs_diff(board))
-            .expect("a measured score game");
-        return ValueModel {
-            low: measured(
-                score,
-                format!(
-                    "values that repeat as much as {n}x{n} to {t} for the score's (measured)",
-                    n = score.board,
-                    t = score.target
-                ),
-            ),
-            high: ValueCase {
-                values_per_state: NEW_VALUE_BYTES,
-                policy_per_state: score.policy,
-                exact_share: 0.0,
-                assumes: "every value new to its chunk (none repeats)".into(),
-            },
-            share_measured: false,
-        };
-    }
     let (share, source) = exact_share(game);
-    match source {
-        ShareSource::Measured => {
-            let case = split(
-                share,
-                format!(
-                    "{:.2}% of values exactly 0 or 1 (measured on this game)",
-                    100.0 * share
-                ),
-            );
-            ValueModel {
-                low: case.clone(),
-                high: case,
-                share_measured: true,
-            }
+    let ShareSource::Assumed { from_target } = source else {
+        let assumes = format!(
+            "{:.2}% of values exactly 0 or 1 (measured on this game)",
+            100.0 * share
+        );
+        return ValueModel::measured(split(share, assumes));
+    };
+    let (vary, _) = exact_share(&Game::new(3, 1024, 1.0).expect("a game"));
+    let low = split(
+        share,
+        format!(
+            "{:.2}% of values exactly 0 or 1, as in {board}x{board} to {from_target}, the \
+             largest such game solved here",
+            100.0 * share
+        ),
+    );
+    let high = split(
+        share.min(vary),
+        format!(
+            "values as varied as 3x3 to 1024's ({:.2}% exactly 0 or 1)",
+            100.0 * vary
+        ),
+    );
+    ValueModel {
+        low,
+        high,
+        share_measured: false,
+    }
+}
+
+/// A score game of `board` not measured: low, values that repeat as much as
+/// the measured score game of the nearest board; high, every value new to
+/// its chunk ([`NEW_VALUE_BYTES`]).
+fn score_model(board: u8) -> ValueModel {
+    let score = MEASURED_VALUES
+        .iter()
+        .filter(|m| m.objective == Objective::Score)
+        .min_by_key(|m| m.board.abs_diff(board))
+        .expect("a measured score game");
+    ValueModel {
+        low: score.case(format!(
+            "values that repeat as much as {n}x{n} to {t} for the score's (measured)",
+            n = score.board,
+            t = score.target
+        )),
+        high: ValueCase {
+            values_per_state: NEW_VALUE_BYTES,
+            policy_per_state: score.policy,
+            exact_share: 0.0,
+            assumes: "every value new to its chunk (none repeats)".into(),
+        },
+        share_measured: false,
+    }
+}
+
+impl ValueModel {
+    /// One measured figure, both ends.
+    fn measured(case: ValueCase) -> ValueModel {
+        ValueModel {
+            low: case.clone(),
+            high: case,
+            share_measured: true,
         }
-        ShareSource::Assumed { from_target } => {
-            let (vary, _) = exact_share(&Game::new(3, 1024, 1.0).expect("a game"));
-            let low = split(
-                share,
-                format!(
-                    "{:.2}% of values exactly 0 or 1, as in {board}x{board} to {from_target}, the \
-                     largest such game solved here",
-                    100.0 * share
-                ),
-            );
-            let high = split(
-                share.min(vary),
-                format!(
-                    "values as varied as 3x3 to 1024's ({:.2}% exactly 0 or 1)",
-                    100.0 * vary
-                ),
-            );
-            ValueModel {
-                low,
-                high,
-                share_measured: false,
-            }
+    }
+}
+
+impl MeasuredValues {
+    /// This game's measured bytes, as a case that `assumes`.
+    fn case(&self, assumes: String) -> ValueCase {
+        ValueCase {
+            values_per_state: self.values,
+            policy_per_state: self.policy,
+            exact_share: self.exact_share,
+            assumes,
         }
     }
 }

@@ -6,6 +6,7 @@ use std::fmt::Write;
 use solve2048_coordinator::{CoordinatorError, Records};
 use solve2048_core::task::LayerIndex;
 use solve2048_core::Game;
+use solve2048_plan::store_size::StoreRange;
 use solve2048_plan::{Cluster, Plan, Prices, Span, LIST_PRICES};
 
 use crate::args::GameArgs;
@@ -268,6 +269,23 @@ fn write_memory(o: &mut String, p: &Plan) {
     }
 }
 
+/// The store's range over its values' assumptions, where they differ.
+fn write_store_range(o: &mut String, r: &StoreRange) {
+    if (r.final_low_bytes, r.peak_low_bytes) == (r.final_high_bytes, r.peak_high_bytes) {
+        return;
+    }
+    let _ = writeln!(
+        o,
+        "store, range: final {} to {}, peak {} to {}; low: {}; high: {}",
+        human::bytes(r.final_low_bytes),
+        human::bytes(r.final_high_bytes),
+        human::bytes(r.peak_low_bytes),
+        human::bytes(r.peak_high_bytes),
+        r.low.assumes,
+        r.high.assumes
+    );
+}
+
 /// The store, final and at its peak, its requests, and the duration.
 fn write_store(o: &mut String, p: &Plan) {
     let s = &p.store;
@@ -286,6 +304,7 @@ fn write_store(o: &mut String, p: &Plan) {
             "assumed"
         }
     );
+    write_store_range(o, &s.range);
     let k = &s.peak.bytes;
     let _ = writeln!(
         o,
@@ -325,12 +344,12 @@ fn write_store(o: &mut String, p: &Plan) {
     let c = &p.cost;
     let _ = writeln!(
         o,
-        "cost: {} (machines {}, store {}, requests ${:.2}); then ${:.2} a month to keep the solved store",
+        "cost: {} (machines {}, store {}, requests ${:.2}); then {} a month to keep the solved store",
         usd_range(c.total_usd),
         usd_range(c.machines_usd),
         usd_range(c.store_usd),
         c.requests_usd,
-        c.keep_usd_a_month
+        usd_range(c.keep_usd_a_month)
     );
     if let Some(h) = &p.chunk_size_hint {
         let _ = writeln!(

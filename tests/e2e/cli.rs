@@ -272,3 +272,56 @@ fn damaged_chunk_is_detected_and_named() {
         "{stderr}"
     );
 }
+
+/// A coordinator of this host keeps its store's directory locked (the
+/// test holds that lock here): a solve on it is refused, then runs once the
+/// lock is released. Two solves of different games started at the same
+/// instant on one fresh store: each answers for its own game or is refused
+/// (the store in use, or holding the other game), and at least one
+/// answers; never does one print the other's result.
+#[test]
+fn two_solves_at_once_on_one_store_never_mix() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = dir.path().join("s");
+    std::fs::create_dir(&s).unwrap();
+    let held = std::fs::File::open(&s).unwrap();
+    held.try_lock().unwrap();
+    fails_with(
+        &solve(&s, &["--board", "2", "--target", "8"]),
+        "is in use by a running coordinator (another process of this host",
+    );
+    drop(held);
+    solve_json(&s, &["--board", "2", "--target", "8"]);
+    for _ in 0..2 {
+        let dir = tempfile::tempdir().unwrap();
+        let s = dir.path().join("s");
+        let spawn = |target: &str| {
+            bin()
+                .args(["solve", "--board", "3", "--target", target, "--json"])
+                .arg("--store")
+                .arg(&s)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        };
+        let children = [(spawn("16"), 16), (spawn("32"), 32)];
+        let mut answered = 0;
+        for (child, target) in children {
+            let out = child.wait_with_output().unwrap();
+            if out.status.success() {
+                let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+                assert_eq!(v["target"], target, "{v}");
+                answered += 1;
+            } else {
+                let stderr = String::from_utf8_lossy(&out.stderr);
+                assert!(
+                    stderr.contains("is in use by a running coordinator")
+                        || stderr.contains("holds a different job"),
+                    "{stderr}"
+                );
+            }
+        }
+        assert!(answered >= 1, "both solves refused");
+    }
+}
