@@ -171,15 +171,30 @@ fn plan_labels_extrapolation_and_refuses_to_recommend_the_impossible() {
     // of keeping the store spans both.
     let r = &p["store"]["range"];
     let at = |k: &str| r[k].as_u64().unwrap();
-    assert_eq!(at("final_low_bytes"), p["store_final_bytes"].as_u64().unwrap());
-    assert_eq!(at("peak_low_bytes"), p["store_peak_bytes"].as_u64().unwrap());
+    assert_eq!(
+        at("final_low_bytes"),
+        p["store_final_bytes"].as_u64().unwrap()
+    );
+    assert_eq!(
+        at("peak_low_bytes"),
+        p["store_peak_bytes"].as_u64().unwrap()
+    );
     assert!(at("final_high_bytes") > 2 * at("final_low_bytes"), "{r}");
     assert!(at("peak_high_bytes") >= at("final_high_bytes"), "{r}");
     for end in ["low", "high"] {
-        assert!(r[end]["assumes"].as_str().unwrap().contains("exactly 0 or 1"), "{r}");
+        assert!(
+            r[end]["assumes"]
+                .as_str()
+                .unwrap()
+                .contains("exactly 0 or 1"),
+            "{r}"
+        );
     }
     let keep = &p["cost"]["keep_usd_a_month"];
-    assert!(keep["high"].as_f64().unwrap() > keep["low"].as_f64().unwrap(), "{keep}");
+    assert!(
+        keep["high"].as_f64().unwrap() > keep["low"].as_f64().unwrap(),
+        "{keep}"
+    );
     let text = String::from_utf8(plan(&["--board", "4", "--target", "128"]).stdout).unwrap();
     assert!(text.contains("store, range: final "), "{text}");
     assert!(
