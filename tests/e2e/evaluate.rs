@@ -160,9 +160,10 @@ fn player(spec: &str, n: Shape) -> Box<dyn Player> {
     }
 }
 
-/// The games of the tests with the arguments of their solves: 3x3 to 64 in
-/// chunks of 20,000 (so the evaluation has several groups a part and
-/// several chunks a group), 2x2 to 32 in chunks of 5.
+/// The games of the tests with the arguments of their solves: 3x3 to 32 in
+/// chunks of 5,000 (124,372 states, so the evaluation has several groups a
+/// part and several chunks a group: 22 parts and 67 groups), 2x2 to 32 in
+/// chunks of 5.
 const GAMES: [(u32, u64, &[&str]); 3] = [
     (2, 16, &["--board", "2", "--target", "16"]),
     (
@@ -172,8 +173,8 @@ const GAMES: [(u32, u64, &[&str]); 3] = [
     ),
     (
         3,
-        64,
-        &["--board", "3", "--target", "64", "--chunk-size", "20000"],
+        32,
+        &["--board", "3", "--target", "32", "--chunk-size", "5000"],
     ),
 ];
 
@@ -273,7 +274,7 @@ fn bad_input_gets_one_line_errors() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let s216 = &solved(GAMES[0].2).store;
-    let s364 = &solved(GAMES[2].2).store;
+    let s332 = &solved(GAMES[2].2).store;
     let out = d.join("eval");
     for (player, needle) in [
         ("minimax", "unknown player \"minimax\""),
@@ -309,7 +310,7 @@ fn bad_input_gets_one_line_errors() {
         (real.join("4x4-rows-squares.weights"), "is for 4x4, not 3x3"),
     ] {
         let spec = format!("ntuple:{}", file.display());
-        fails_in_one_line(&evaluate(s364, &spec, &out, &[]), needle);
+        fails_in_one_line(&evaluate(s332, &spec, &out, &[]), needle);
     }
     assert!(!out.exists(), "nothing is written for a refused player");
     // Stores that are not solved ones.
@@ -332,7 +333,7 @@ fn bad_input_gets_one_line_errors() {
     // The evaluation store holds an evaluation of another player, or of
     // another game: refused, and left as it was.
     let before = chunk_objects(&out);
-    for (store, player) in [(s216, "order:LDRU"), (s364, "random")] {
+    for (store, player) in [(s216, "order:LDRU"), (s332, "random")] {
         fails_in_one_line(
             &evaluate(store, player, &out, &[]),
             "holds another evaluation (2x2-to-16 evaluating random",

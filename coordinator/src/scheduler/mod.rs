@@ -131,7 +131,14 @@ struct State {
     samples: VecDeque<(Instant, u64)>,
     /// The whole job's work, for the overall percentage and ETA.
     overall: Overall,
+    /// The last leases their workers ended (a result or a failure
+    /// reported), newest last: a heartbeat sent before the report and read
+    /// after it still names them, and they are not lost.
+    ended: VecDeque<AttemptId>,
 }
+
+/// How many ended leases [`State::ended`] remembers.
+const ENDED_REMEMBERED: usize = 1024;
 
 /// The queue, the leases, the workers and the task table of one job.
 pub struct Scheduler {
@@ -275,8 +282,9 @@ impl Scheduler {
         leases: &[AttemptId],
         peak_rss_bytes: u64,
     ) -> Result<(Vec<AttemptId>, bool), UnknownWorker> {
-        let mut st = self.state.lock().unwrap();
-        Self::touch(&mut st, worker)?;
+        let mut guard = self.state.lock().unwrap();
+        let st = &mut *guard;
+        Self::touch(st, worker)?;
         if let Some(w) = st.workers.get_mut(worker) {
             w.peak_rss_bytes = w.peak_rss_bytes.max(peak_rss_bytes);
         }
@@ -285,6 +293,7 @@ impl Scheduler {
         for id in leases {
             match st.leases.get_mut(id) {
                 Some(l) if l.worker == worker => l.deadline = deadline,
+                None if st.ended.contains(id) => {}
                 _ => lost.push(*id),
             }
         }
@@ -294,7 +303,13 @@ impl Scheduler {
     /// Take `lease` off `worker`, if it holds it.
     fn take(st: &mut State, worker: &str, lease: AttemptId) -> Option<Leased> {
         match st.leases.get(&lease) {
-            Some(l) if l.worker == worker => st.leases.remove(&lease),
+            Some(l) if l.worker == worker => {
+                if st.ended.len() == ENDED_REMEMBERED {
+                    st.ended.pop_front();
+                }
+                st.ended.push_back(lease);
+                st.leases.remove(&lease)
+            }
             _ => None,
         }
     }
@@ -600,6 +615,14 @@ mod tests {
             RequestCounts::default(),
         )
         .unwrap();
+        // A heartbeat sent before the result and read after it names a
+        // lease its worker ended: not lost. One the scheduler never issued
+        // (or let expire) is.
+        let stranger = AttemptId(second.lease.0 + 1000);
+        assert_eq!(
+            s.heartbeat(&b, &[second.lease, stranger], 0).unwrap().0,
+            vec![stranger]
+        );
         let (out, done) = attempt.await.unwrap().unwrap();
         assert_eq!(out, TaskOutput::StartValue(0.25));
         assert_eq!((done.bytes_read, done.bytes_written), (5, 10));
