@@ -1,7 +1,8 @@
 //! Specifies: every 2x2 and 3x3 game's state count equals the published
 //! one (`tests/data/published.csv`), start values equal the published ones
-//! to their 5 decimals, and results are bit-identical whatever the thread
-//! count and chunk size.
+//! to their 5 decimals, results are bit-identical whatever the thread
+//! count and chunk size, and the README's table of solved games is what
+//! the solves print.
 
 use crate::cli::solve_json;
 use crate::reference::solved;
@@ -139,4 +140,36 @@ fn results_are_identical_whatever_threads_and_chunk_size() {
             .sum()
     };
     assert!(chunks(&b) > chunks(&a));
+}
+
+/// The README's table of solved games holds what a solve prints: each 2x2
+/// and 3x3 row's states, start value and digest (its 4x4 rows come from
+/// runs too large for the suite: the Benchmarks page gives their commands).
+#[test]
+fn the_readmes_solved_games_are_what_solves_print() {
+    let readme = include_str!("../../README.md");
+    let mut checked = 0;
+    for row in readme.lines().filter(|l| l.starts_with("| ")) {
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        let Some((board, target)) = cells[1].split_once(" to ") else {
+            continue;
+        };
+        if !["2x2", "3x3"].contains(&board) {
+            continue;
+        }
+        let out = &solved(&["--board", &board[..1], "--target", target]).summary;
+        assert_eq!(
+            out["states"].as_u64().unwrap().to_string(),
+            cells[2].replace(',', ""),
+            "{row}"
+        );
+        assert_eq!(value(out).to_string(), cells[3], "{row}");
+        assert_eq!(
+            format!("`{}`", out["digest"].as_str().unwrap()),
+            cells[5],
+            "{row}"
+        );
+        checked += 1;
+    }
+    assert_eq!(checked, 4, "the README's 2x2 and 3x3 rows");
 }
