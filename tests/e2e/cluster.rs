@@ -13,6 +13,9 @@ use crate::reference::solved;
 const TOKEN: &str = "test-token-0123456789";
 const GAME: [&str; 4] = ["--board", "3", "--target", "256"];
 const CHUNKS: [&str; 2] = ["--chunk-size", "20000"];
+/// A game a worker solves in a few seconds, for the tests whose job only
+/// has to end.
+const SMALL_GAME: [&str; 4] = ["--board", "3", "--target", "64"];
 /// Short leases, so a killed worker's task is re-leased quickly.
 const LEASES: [&str; 4] = ["--lease-seconds", "2", "--heartbeat-seconds", "0.4"];
 
@@ -61,14 +64,21 @@ impl Proc {
 }
 
 fn coordinator(store: &Path, port: u16, extra: &[&str]) -> Proc {
-    coordinator_leasing(store, port, &LEASES, extra)
+    coordinator_leasing(&GAME, store, port, &LEASES, extra)
 }
 
-/// A coordinator with lease timings `leases` (none: the defaults).
-fn coordinator_leasing(store: &Path, port: u16, leases: &[&str], extra: &[&str]) -> Proc {
+/// A coordinator of `game` with lease timings `leases` (none: the
+/// defaults).
+fn coordinator_leasing(
+    game: &[&str],
+    store: &Path,
+    port: u16,
+    leases: &[&str],
+    extra: &[&str],
+) -> Proc {
     let mut c = with_token(bin(), TOKEN);
     c.arg("coordinator")
-        .args(GAME)
+        .args(game)
         .args(CHUNKS)
         .args(leases)
         .args(["--listen", &format!("127.0.0.1:{port}")])
@@ -258,7 +268,7 @@ fn a_worker_killed_mid_task_is_lost_within_seconds_and_its_task_re_leased() {
     let (embedded, embedded_store) = reference();
     let store = dir.path().join("cluster");
     let port = free_port();
-    let coord = coordinator_leasing(&store, port, &[], &[]);
+    let coord = coordinator_leasing(&GAME, &store, port, &[], &[]);
     let mut victim = worker(port, TOKEN);
     // Let the victim alone run a few tasks, then freeze it (SIGSTOP) and ask
     // the coordinator whether it holds a lease: frozen, it cannot finish
@@ -407,7 +417,7 @@ fn wrong_tokens_and_a_second_coordinator_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("cluster");
     let port = free_port();
-    let coord = coordinator(&store, port, &[]);
+    let coord = coordinator_leasing(&SMALL_GAME, &store, port, &LEASES, &[]);
     // Wait until it serves.
     let t0 = Instant::now();
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
@@ -441,7 +451,7 @@ fn wrong_tokens_and_a_second_coordinator_are_refused() {
         .unwrap();
     assert!(String::from_utf8_lossy(&out.stderr).contains("no token: set SOLVE2048_TOKEN"));
     // A second coordinator on the same store is refused while the first lives.
-    let second = coordinator(&store, free_port(), &[]);
+    let second = coordinator_leasing(&SMALL_GAME, &store, free_port(), &LEASES, &[]);
     let (ok, _, stderr) = finish(second, Duration::from_secs(30));
     assert!(
         !ok && stderr.contains("in use by a running coordinator"),
