@@ -75,6 +75,48 @@ fn main() {
     }
 }
 
+/// The chunk an object under `store/base/` holds: its path there without
+/// the attempt tag (`-a` and its digits).
+fn chunk_name(store: &Path, object: &Path, base: &str) -> String {
+    let s = object
+        .strip_prefix(store.join(base))
+        .unwrap()
+        .to_string_lossy()
+        .to_string();
+    s[..s.rfind("-a").unwrap()].to_string()
+}
+
+/// The states and policy of the chunk whose values are `values_file`,
+/// with the policy object's bytes.
+fn states_and_policy(
+    store: &Path,
+    states_of: &std::collections::HashMap<String, PathBuf>,
+    values_file: &Path,
+) -> (Vec<u64>, Vec<u8>, u64) {
+    let sb = std::fs::read(&states_of[&chunk_name(store, values_file, "values")]).unwrap();
+    let (hs, _) = ChunkHeader::read(&sb).unwrap();
+    let states = chunk::decode_keys(&sb, &hs).unwrap();
+    let pb = std::fs::read(
+        store
+            .join("policy")
+            .join(values_file.strip_prefix(store.join("values")).unwrap()),
+    )
+    .unwrap();
+    let (hp, _) = ChunkHeader::read(&pb).unwrap();
+    let policy = chunk::decode_policy(&pb, &hp).unwrap();
+    (states, policy, pb.len() as u64)
+}
+
+/// Each states chunk file of `store`, by its chunk's name.
+fn states_by_chunk(store: &Path) -> std::collections::HashMap<String, PathBuf> {
+    let mut files = Vec::new();
+    walk(&store.join("states"), &mut files);
+    files
+        .into_iter()
+        .map(|p| (chunk_name(store, &p, "states"), p))
+        .collect()
+}
+
 /// Every file under `dir`.
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
@@ -555,6 +597,11 @@ fn information(v: &[f64]) -> f64 {
     set + which
 }
 
+/// What the `afterstates` and `format5` modes say of a store of another
+/// format: they measure format 5 against a store's format-4 values.
+const FORMAT4_ONLY: &str = "the afterstates and format5 modes measure a store of chunk \
+                            format 4 (values readable without their states)";
+
 /// How far a chunk's values follow from its best afterstates: states whose
 /// optimal move leads to the same canonical afterstate have the same value
 /// (in a win game), so the values of its distinct best afterstates, in the
@@ -566,20 +613,7 @@ fn afterstates(store: &Path, only_format5: bool) {
     use solve2048_core::Direction;
     let mut files = Vec::new();
     walk(&store.join("values"), &mut files);
-    let mut states_files = Vec::new();
-    walk(&store.join("states"), &mut states_files);
-    let chunk_of = |p: &Path, base: &str| {
-        let s = p
-            .strip_prefix(store.join(base))
-            .unwrap()
-            .to_string_lossy()
-            .to_string();
-        s[..s.rfind("-a").unwrap()].to_string()
-    };
-    let by_name: std::collections::HashMap<String, PathBuf> = states_files
-        .iter()
-        .map(|p| (chunk_of(p, "states"), p.clone()))
-        .collect();
+    let states_of = states_by_chunk(store);
     let (mut n, mut distinct_after, mut wins, mut clashes, mut bytes, mut tok_bytes) =
         (0u64, 0u64, 0u64, 0u64, 0u64, 0u64);
     let (mut v5, mut v4, mut enc, mut dec, mut dec4) =
@@ -588,18 +622,8 @@ fn afterstates(store: &Path, only_format5: bool) {
     for f in &files {
         let vb = std::fs::read(f).unwrap();
         let (hv, _) = ChunkHeader::read(&vb).unwrap();
-        let values = chunk::decode_values(&vb, &hv).unwrap();
-        let sb = std::fs::read(&by_name[&chunk_of(f, "values")]).unwrap();
-        let (hs, _) = ChunkHeader::read(&sb).unwrap();
-        let states = chunk::decode_keys(&sb, &hs).unwrap();
-        let pb = std::fs::read(
-            store
-                .join("policy")
-                .join(f.strip_prefix(store.join("values")).unwrap()),
-        )
-        .unwrap();
-        let (hp, _) = ChunkHeader::read(&pb).unwrap();
-        let policy = chunk::decode_policy(&pb, &hp).unwrap();
+        let values = chunk::decode_values(&vb, &hv).expect(FORMAT4_ONLY);
+        let (states, policy, _) = states_and_policy(store, &states_of, f);
         let game = hv.game;
         let mover = Mover::new(game.shape);
         let mut seen: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();
@@ -716,42 +740,19 @@ fn solved_chunks(store: &Path) -> Vec<(Vec<f64>, u64, u64)> {
     let mut files = Vec::new();
     walk(&store.join("values"), &mut files);
     files.retain(|f| !f.to_string_lossy().contains('#'));
-    let mut states_files = Vec::new();
-    walk(&store.join("states"), &mut states_files);
-    let chunk_of = |p: &Path, base: &str| {
-        let s = p
-            .strip_prefix(store.join(base))
-            .unwrap()
-            .to_string_lossy()
-            .to_string();
-        s[..s.rfind("-a").unwrap()].to_string()
-    };
-    let by_name: std::collections::HashMap<String, PathBuf> = states_files
-        .iter()
-        .map(|p| (chunk_of(p, "states"), p.clone()))
-        .collect();
+    let states_of = states_by_chunk(store);
     files
         .iter()
         .map(|f| {
             let vb = std::fs::read(f).unwrap();
             let (hv, _) = ChunkHeader::read(&vb).unwrap();
-            let sb = std::fs::read(&by_name[&chunk_of(f, "values")]).unwrap();
-            let (hs, _) = ChunkHeader::read(&sb).unwrap();
-            let states = chunk::decode_keys(&sb, &hs).unwrap();
-            let pb = std::fs::read(
-                store
-                    .join("policy")
-                    .join(f.strip_prefix(store.join("values")).unwrap()),
-            )
-            .unwrap();
-            let (hp, _) = ChunkHeader::read(&pb).unwrap();
-            let policy = chunk::decode_policy(&pb, &hp).unwrap();
+            let (states, policy, policy_bytes) = states_and_policy(store, &states_of, f);
             let solved = SolvedChunk {
                 states: &states,
                 policy: &policy,
             };
             let values = chunk::decode_solved_values(&vb, &hv, solved).unwrap();
-            (values, vb.len() as u64, pb.len() as u64)
+            (values, vb.len() as u64, policy_bytes)
         })
         .collect()
 }
