@@ -36,8 +36,9 @@ struct State {
     last_draw: Option<Instant>,
     first_event: Option<Instant>,
     overall: OverallProgress,
-    /// (time, work done) when this process started counting, for the rate.
-    since: Option<(Instant, u64)>,
+    /// (time, states done, work done) when this process started counting,
+    /// for the rates.
+    since: Option<(Instant, u64, f64)>,
 }
 
 /// Renders progress to stderr when it is a terminal; records per-phase peaks.
@@ -85,10 +86,11 @@ impl Reporter {
                 skipped,
                 overall,
             } => {
+                let before = (s.overall.done, s.overall.work_done);
                 s.overall = *overall;
                 if !*skipped && s.since.is_none() {
                     // The rate counts work done here, not work found done.
-                    s.since = Some((Instant::now(), overall.done.saturating_sub(*states)));
+                    s.since = Some((Instant::now(), before.0, before.1));
                 }
                 s.stage_done += 1;
                 s.phase_states += states;
@@ -150,14 +152,18 @@ fn render(s: &State, now: Instant) -> String {
         None => "starting",
     };
     let o = s.overall;
-    let rate = s.since.map_or(0.0, |(t, d)| {
-        o.done.saturating_sub(d) as f64 / now.duration_since(t).as_secs_f64().max(1e-3)
+    let seconds = |t: Instant| now.duration_since(t).as_secs_f64().max(1e-3);
+    let (rate, work_rate) = s.since.map_or((0.0, 0.0), |(t, d, w)| {
+        (
+            o.done.saturating_sub(d) as f64 / seconds(t),
+            (o.work_done - w).max(0.0) / seconds(t),
+        )
     });
     let whole = match o.percent {
         Some(p) => format!(
             "{p:.1}% of the job{} | ETA {} | ",
             if o.estimated { " (size estimated)" } else { "" },
-            eta(o.eta_seconds(rate))
+            eta(o.eta_seconds(work_rate))
         ),
         // Larger 3x3 games: the size is known once the forward pass ends.
         None => "ETA unknown yet (the job's size is not estimated yet) | ".to_string(),

@@ -61,12 +61,11 @@ fn progress(out: &mut Text, scheduler: &Scheduler, snap: &Snapshot) {
         ],
     );
     let overall = scheduler.overall();
-    let rate = snap.states_per_second;
     if overall.total > 0 {
         out.metric(
             "progress_ratio",
             "gauge",
-            "Share of the whole job done (states enumerated and solved over twice its states, estimated for layers not enumerated yet; never decreasing).",
+            "Share of the whole job done (states enumerated and solved, each weighted by its pass's measured cost, over all the job's, estimated for layers not enumerated yet; never decreasing).",
             &[("", overall.percent.unwrap_or(0.0) / 100.0)],
         );
         out.metric(
@@ -75,7 +74,7 @@ fn progress(out: &mut Text, scheduler: &Scheduler, snap: &Snapshot) {
             "The whole job's work: twice its states, estimated for layers not enumerated yet.",
             &[("", overall.total as f64)],
         );
-        if let Some(eta) = overall.eta_seconds(rate) {
+        if let Some(eta) = overall.eta_seconds(snap.work_per_second) {
             out.metric(
                 "eta_seconds",
                 "gauge",

@@ -150,6 +150,8 @@ async fn serve(
         .unwrap_or_default();
     let (mut lock, repair) = open(&records, &addr, &config).await?;
     let scheduler = Arc::new(Scheduler::new(config.lease, lock.epoch()));
+    let board = solve2048_plan::store_calibration::model_board(config.job.game.shape);
+    scheduler.set_rates(solve2048_plan::Rates::of_board(board));
     {
         // In the background: the job need not wait for its estimate.
         let (scheduler, game) = (scheduler.clone(), config.job.game);

@@ -89,7 +89,8 @@ pub struct JobStatus {
     /// whole job (estimated for layers not enumerated yet, from `plan`'s
     /// model), or in planned stages where no estimate is known.
     pub states_remaining: u64,
-    /// Seconds left: states_remaining / states_per_second; None while the
+    /// Seconds left: the work left over the rate of the last minute, each
+    /// state weighted by its pass's cost ([`OverallProgress`]); None while the
     /// job's size is unknown, no worker is heard from, or an estimate is
     /// used up with work left.
     pub eta_seconds: Option<f64>,
@@ -144,7 +145,7 @@ impl JobStatus {
         // not the job's), nor while no worker is heard from.
         let working = snap.workers.iter().any(|w| w.health != WorkerHealth::Lost);
         let eta_seconds = match state {
-            JobState::Running if working => progress.eta_seconds(rate),
+            JobState::Running if working => progress.eta_seconds(snap.work_per_second),
             _ => None,
         };
         JobStatus {

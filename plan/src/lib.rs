@@ -275,17 +275,27 @@ fn model_notes(game: &Game, p: &Plan, rates: Rates) -> Vec<String> {
     );
     let t = f64::from(cluster.threads_per_worker);
     let slots = f64::from(cluster.slots);
+    let mut rates_text = format!(
+        "{:.2} M states/s/core enumerating and {:.2} solving",
+        rates.enumerate_per_core / 1e6,
+        rates.solve_per_core / 1e6
+    );
+    if rates.cached_layer_states > 0 {
+        rates_text += &format!(
+            " in layers of over {} states, {:.2} and {:.2} in smaller ones",
+            rates.cached_layer_states,
+            rates.enumerate_cached_per_core / 1e6,
+            rates.solve_cached_per_core / 1e6
+        );
+    }
     let duration_note = format!(
-        "duration: {:.2} M states/s/core enumerating and {:.2} solving (measured end to end on \
-         {}); a task spreads {:.0}% (forward) and {:.0}% (backward) of its work over its \
+        "duration: {rates_text} (measured end to end on {}); a task spreads {:.0}% (forward) and {:.0}% (backward) of its work over its \
          worker's threads and runs the rest on one, so a worker of {} threads running {} tasks \
          at once keeps {:.1} and {:.1} cores busy; a layer's tasks (a chunk of a part each) \
          spread over the workers, and a stage lasts at least its largest task; the range goes \
          from the least states at the measured rates to the most at {}x slower rates (this \
          machine's times for one build varied up to that factor between days, and the rates \
          were measured at 1 and 2 threads only); store bandwidth not modelled",
-        rates.enumerate_per_core / 1e6,
-        rates.solve_per_core / 1e6,
         rates.source,
         rates.enumerate_parallel * 100.0,
         rates.solve_parallel * 100.0,

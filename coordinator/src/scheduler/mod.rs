@@ -127,8 +127,10 @@ struct State {
     /// States of planned-but-not-staged work (for the ETA).
     states_ahead: u64,
     counters: Counters,
-    /// (time, states_done) samples for the rate, oldest first.
-    samples: VecDeque<(Instant, u64)>,
+    /// Work of the tasks run by this coordinator ([`Overall::work`]).
+    work_run: f64,
+    /// (time, states_done, work_run) samples for the rates, oldest first.
+    samples: VecDeque<(Instant, u64, f64)>,
     /// The whole job's work, for the overall percentage and ETA.
     overall: Overall,
     /// The last leases their workers ended (a result or a failure

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use solve2048_core::space::ids::{ChunkId, PartId};
 use solve2048_core::task::{AttemptId, Phase, StageKind};
+use solve2048_plan::Rates;
 use solve2048_store::RequestCounts;
 
 /// Where a task stands.
@@ -123,9 +124,13 @@ pub struct Counters {
     pub states_done: u64,
 }
 
-/// The whole job's work in states: every state is enumerated once and
-/// solved once. Layers not merged yet count with the plan's estimate
+/// The whole job's work: every state is enumerated once and solved once.
+/// Layers not merged yet count with the plan's estimate
 /// ([`solve2048_plan::part_counts`]), merged ones with their real counts.
+/// Each state's work is weighted by what its pass costs in a layer of its
+/// size at `plan`'s measured rates ([`solve2048_plan::Rates`]): a solved
+/// state costs two to three enumerated ones, so counting states alone
+/// made the forward pass's ETA about half the truth.
 #[derive(Default)]
 pub(super) struct Overall {
     /// Tile sum -> states (estimated, or real once merged).
@@ -134,6 +139,10 @@ pub(super) struct Overall {
     pub(super) estimated: bool,
     /// States of committed (or found committed) enumerate and solve tasks.
     pub(super) done: u64,
+    /// Their work ([`Overall::work`]).
+    pub(super) work_done: f64,
+    /// The board's rates; without them every state's work is 1.
+    pub(super) rates: Option<Rates>,
     /// Whether the last layer is counted (the total is exact).
     pub(super) complete: bool,
     /// The highest percentage shown so far: what is shown never goes back
@@ -141,31 +150,64 @@ pub(super) struct Overall {
     pub(super) shown: f64,
 }
 
+impl Overall {
+    /// The work of `states` states of layer `sum` in `phase`: seconds of
+    /// one core at the rates, or the states themselves without rates.
+    pub(super) fn work(&self, phase: Phase, sum: u32, states: u64) -> f64 {
+        let Some(rates) = &self.rates else {
+            return states as f64;
+        };
+        let layer = self.layers.get(&sum).copied().unwrap_or(states);
+        let (enumerate, solve) = rates.per_core(layer as f64);
+        let rate = if phase == Phase::Enumerate {
+            enumerate
+        } else {
+            solve
+        };
+        states as f64 / rate
+    }
+
+    /// The work of every layer, both passes.
+    pub(super) fn work_total(&self) -> f64 {
+        (self.layers.iter())
+            .map(|(&sum, &n)| self.work(Phase::Enumerate, sum, n) + self.work(Phase::Solve, sum, n))
+            .sum()
+    }
+}
+
 /// The job's progress as a whole.
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
 pub struct OverallProgress {
-    /// Work done: states enumerated plus states solved.
+    /// States done: states enumerated plus states solved.
     pub done: u64,
-    /// All the job's work: twice its states (estimated for layers not
-    /// enumerated yet); 0 while neither known nor estimated.
+    /// All the job's states to handle: twice its states (estimated for
+    /// layers not enumerated yet); 0 while neither known nor estimated.
     pub total: u64,
+    /// Work done, in seconds of one core at `plan`'s rates for the board
+    /// (a state weighted by its pass's cost in a layer of its size).
+    #[serde(default)]
+    pub work_done: f64,
+    /// All the job's work in the same unit; 0 while its size is unknown.
+    #[serde(default)]
+    pub work_total: f64,
     /// Whether `total` still holds estimates.
     pub estimated: bool,
-    /// Percent of the whole job done, never lower than an earlier figure;
-    /// None while the job's size is neither known nor estimated (larger
-    /// 3x3 games in their forward pass).
+    /// Percent of the whole job's work done, never lower than an earlier
+    /// figure; None while the job's size is neither known nor estimated
+    /// (larger 3x3 games in their forward pass).
     #[serde(default)]
     pub percent: Option<f64>,
 }
 
 impl OverallProgress {
-    /// Seconds left at `rate` states per second; None ("unknown") while
-    /// the job's size is unknown, at no rate, or when the estimate is used
-    /// up with work still left (a layer larger than estimated): an ETA of
-    /// zero would then be a lie.
-    pub fn eta_seconds(&self, rate: f64) -> Option<f64> {
-        let left = self.total.checked_sub(self.done).filter(|&l| l > 0)?;
-        (self.percent.is_some() && rate > 0.0).then(|| left as f64 / rate)
+    /// Seconds left at `work_rate` (of `work_done`'s unit a second); None
+    /// ("unknown") while the job's size is unknown, at no rate, or when
+    /// the estimate is used up with work still left (a layer larger than
+    /// estimated): an ETA of zero would then be a lie.
+    pub fn eta_seconds(&self, work_rate: f64) -> Option<f64> {
+        self.total.checked_sub(self.done).filter(|&l| l > 0)?;
+        let left = self.work_total - self.work_done;
+        (self.percent.is_some() && work_rate > 0.0 && left > 0.0).then(|| left / work_rate)
     }
 }
 
@@ -180,6 +222,9 @@ pub struct Snapshot {
     pub counters: Counters,
     /// States per second over the last minute.
     pub states_per_second: f64,
+    /// Work ([`OverallProgress::work_done`]'s unit) a second over the
+    /// last minute, for the ETA.
+    pub work_per_second: f64,
     /// Tasks waiting for a worker.
     pub queued: usize,
     /// Tasks leased.

@@ -82,6 +82,12 @@ impl Scheduler {
         st.overall.estimated = true;
     }
 
+    /// Weight each state's work by what its pass costs at `rates` (the
+    /// board's, from `plan`), for the percentage and the ETA.
+    pub fn set_rates(&self, rates: solve2048_plan::Rates) {
+        self.state.lock().unwrap().overall.rates = Some(rates);
+    }
+
     /// Layer `sum` is merged and holds `states`: its real count replaces the
     /// estimate. `last`: no layer above it exists.
     pub fn layer_counted(&self, sum: u32, states: u64, last: bool) {
@@ -100,21 +106,30 @@ impl Scheduler {
     pub fn overall(&self) -> OverallProgress {
         let mut st = self.state.lock().unwrap();
         let o = &mut st.overall;
-        let total = if o.estimated || o.complete {
+        let known = o.estimated || o.complete;
+        let total = if known {
             2 * o.layers.values().sum::<u64>()
         } else {
             0
         };
+        let work_total = if known { o.work_total() } else { 0.0 };
         let done = if total > 0 { o.done.min(total) } else { o.done };
         let percent = (total > 0).then(|| {
             // An estimate used up is not the end: 100% waits for the real size.
             let cap = if o.complete { 100.0 } else { 99.9 };
-            o.shown = (100.0 * done as f64 / total as f64).min(cap).max(o.shown);
+            let share = if total > done {
+                o.work_done / work_total
+            } else {
+                1.0
+            };
+            o.shown = (100.0 * share).min(cap).max(o.shown);
             o.shown
         });
         OverallProgress {
             done,
             total,
+            work_done: o.work_done.min(work_total),
+            work_total,
             estimated: o.estimated,
             percent,
         }
@@ -123,16 +138,20 @@ impl Scheduler {
     /// Record a task as committed (`skipped`: found committed by an earlier run).
     pub fn done(&self, key: &str, states: u64, skipped: bool) {
         let mut st = self.state.lock().unwrap();
-        let counts_states = match st.tasks.get_mut(key) {
+        let counted = match st.tasks.get_mut(key) {
             Some(e) if e.state != TaskState::Done => {
                 e.state = TaskState::Done;
                 e.states = states;
-                e.stage.counts_states()
+                (e.stage.counts_states()).then(|| (e.phase, e.part.map_or(0, |p| p.sum)))
             }
-            _ => false,
+            _ => None,
         };
-        if counts_states {
+        let counts_states = counted.is_some();
+        let mut work = 0.0;
+        if let Some((phase, sum)) = counted {
+            work = st.overall.work(phase, sum, states);
             st.overall.done += states;
+            st.overall.work_done += work;
         }
         if skipped {
             st.counters.tasks_skipped += 1;
@@ -140,8 +159,10 @@ impl Scheduler {
             st.counters.tasks_run += 1;
             if counts_states {
                 st.counters.states_done += states;
-                let (now, done) = (Instant::now(), st.counters.states_done);
-                st.samples.push_back((now, done));
+                st.work_run += work;
+                let sample = (Instant::now(), st.counters.states_done, st.work_run);
+                let now = sample.0;
+                st.samples.push_back(sample);
                 while st.samples.len() > 2 && now - st.samples[0].0 > RATE_WINDOW {
                     st.samples.pop_front();
                 }
@@ -219,15 +240,19 @@ impl Scheduler {
             .collect();
         // Up to now, not to the last completion: a job that stalls (its
         // worker gone) sees its rate fall and its ETA grow.
-        let rate = match (st.samples.front(), st.samples.back()) {
-            (Some(a), Some(b)) if b.0 > a.0 => (b.1 - a.1) as f64 / (now - a.0).as_secs_f64(),
-            _ => 0.0,
+        let (rate, work_rate) = match (st.samples.front(), st.samples.back()) {
+            (Some(a), Some(b)) if b.0 > a.0 => {
+                let seconds = (now - a.0).as_secs_f64();
+                ((b.1 - a.1) as f64 / seconds, (b.2 - a.2) / seconds)
+            }
+            _ => (0.0, 0.0),
         };
         Snapshot {
             tasks: st.tasks.values().cloned().collect(),
             workers,
             counters: st.counters,
             states_per_second: rate,
+            work_per_second: work_rate,
             queued: st.queue.len(),
             leased: st.leases.len(),
         }
@@ -239,8 +264,10 @@ mod tests {
     use super::*;
     use crate::scheduler::LeaseConfig;
 
-    /// A committed enumerate or solve task of `states` states.
+    /// A committed enumerate or solve task of `states` states, of the
+    /// layer its key ends with.
     fn commit(s: &Scheduler, key: &str, stage: StageKind, states: u64) {
+        let sum = key.rsplit('-').next().unwrap().parse().unwrap();
         s.state.lock().unwrap().tasks.insert(
             key.to_string(),
             TaskEntry {
@@ -251,7 +278,7 @@ mod tests {
                     Phase::Enumerate
                 },
                 stage,
-                part: None,
+                part: Some(PartId { sum, max_exp: 1 }),
                 chunk: None,
                 states,
                 state: TaskState::Pending,
@@ -351,5 +378,37 @@ mod tests {
                 .any(|(_, eta, left)| eta.is_none() && *left == 0),
             "the estimate used up with work left: {seen:?}"
         );
+    }
+
+    /// With the board's rates a solved state weighs what it costs: here
+    /// twice an enumerated one, so the forward pass is a third of the job,
+    /// not half, and the ETA counts the backward pass at its own rate.
+    #[tokio::test(start_paused = true)]
+    async fn work_is_weighted_by_each_pass_s_cost() {
+        let s = Scheduler::new(LeaseConfig::default(), 1);
+        s.set_rates(solve2048_plan::Rates {
+            enumerate_per_core: 2.0,
+            solve_per_core: 1.0,
+            enumerate_cached_per_core: 4.0,
+            solve_cached_per_core: 2.0,
+            cached_layer_states: 50,
+            enumerate_parallel: 0.0,
+            solve_parallel: 0.0,
+            source: "test",
+        });
+        s.set_estimate([(4, 40), (6, 100)].into_iter().collect());
+        // Layer 4 at the cached rates: 40 / 4 + 40 / 2 = 30; layer 6:
+        // 100 / 2 + 100 / 1 = 150.
+        assert_eq!(s.overall().work_total, 180.0);
+        commit(&s, "enumerate-4", StageKind::Enumerate, 40);
+        commit(&s, "enumerate-6", StageKind::Enumerate, 100);
+        let o = s.overall();
+        assert_eq!((o.done, o.total, o.work_done), (140, 280, 60.0));
+        assert_eq!(
+            o.percent.map(|p| format!("{p:.1}")).as_deref(),
+            Some("33.3")
+        );
+        // 120 left at 2 a second.
+        assert_eq!(o.eta_seconds(2.0), Some(60.0));
     }
 }
