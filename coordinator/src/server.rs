@@ -110,6 +110,22 @@ fn upfront_estimate(game: &solve2048_core::Game) -> Option<std::collections::BTr
     Some(layers)
 }
 
+/// The job's scheduler, weighing its progress at the board's rates, its
+/// upfront estimate set in the background (the job need not wait for it).
+fn scheduler_of(config: &ServerConfig, epoch: u32) -> Arc<Scheduler> {
+    let scheduler = Arc::new(Scheduler::new(config.lease, epoch));
+    let game = config.job.game;
+    let board = solve2048_plan::store_calibration::model_board(game.shape);
+    scheduler.set_rates(solve2048_plan::Rates::of_board(board));
+    let estimating = scheduler.clone();
+    tokio::task::spawn_blocking(move || {
+        if let Some(layers) = upfront_estimate(&game) {
+            estimating.set_estimate(layers);
+        }
+    });
+    scheduler
+}
+
 /// Run the job on `records`' store, serving workers on `listener` (and
 /// metrics on `metrics`), until it is solved, fails, or `shutdown` resolves.
 /// An error that says the store is damaged says how to repair it.
@@ -149,18 +165,7 @@ async fn serve(
         .map(|a| a.to_string())
         .unwrap_or_default();
     let (mut lock, repair) = open(&records, &addr, &config).await?;
-    let scheduler = Arc::new(Scheduler::new(config.lease, lock.epoch()));
-    let board = solve2048_plan::store_calibration::model_board(config.job.game.shape);
-    scheduler.set_rates(solve2048_plan::Rates::of_board(board));
-    {
-        // In the background: the job need not wait for its estimate.
-        let (scheduler, game) = (scheduler.clone(), config.job.game);
-        tokio::task::spawn_blocking(move || {
-            if let Some(layers) = upfront_estimate(&game) {
-                scheduler.set_estimate(layers);
-            }
-        });
-    }
+    let scheduler = scheduler_of(&config, lock.epoch());
     let info = JobInfo {
         game: config.job.game.name(),
         store: config.store.clone(),
