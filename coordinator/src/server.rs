@@ -115,8 +115,7 @@ fn upfront_estimate(game: &solve2048_core::Game) -> Option<std::collections::BTr
 fn scheduler_of(config: &ServerConfig, epoch: u32) -> Arc<Scheduler> {
     let scheduler = Arc::new(Scheduler::new(config.lease, epoch));
     let game = config.job.game;
-    let board = solve2048_plan::store_calibration::model_board(game.shape);
-    scheduler.set_rates(solve2048_plan::Rates::of_board(board));
+    scheduler.set_rates(solve2048_plan::Rates::of_shape(game.shape));
     let estimating = scheduler.clone();
     tokio::task::spawn_blocking(move || {
         if let Some(layers) = upfront_estimate(&game) {

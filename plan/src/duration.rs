@@ -86,6 +86,12 @@ impl Rates {
         }
     }
 
+    /// The rates that model a board of `shape`
+    /// ([`model_board`](crate::store_calibration::model_board)).
+    pub fn of_shape(shape: solve2048_core::Shape) -> Rates {
+        Rates::of_board(crate::store_calibration::model_board(shape))
+    }
+
     /// States a second a core, forward and backward, in a layer of
     /// `layer_states` states.
     pub fn per_core(&self, layer_states: f64) -> (f64, f64) {

@@ -180,7 +180,7 @@ pub fn plan(
         .sum();
     let largest_part = parts.iter().copied().max_by_key(|p| p.states);
     let memory = memory(&layers, largest_part.map_or(0, |p| p.states), cluster);
-    let rates = Rates::of_board(store_calibration::model_board(game.shape));
+    let rates = Rates::of_shape(game.shape);
     let store_requests = store_requests(&parts, cluster.chunk_size);
     let store = store_size(game, &layers, store_requests.chunks, cluster.chunk_size);
     let job = Job {
