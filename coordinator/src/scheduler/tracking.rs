@@ -146,10 +146,9 @@ impl Scheduler {
             }
             _ => None,
         };
-        let counts_states = counted.is_some();
-        let mut work = 0.0;
-        if let Some((phase, sum)) = counted {
-            work = st.overall.work(phase, sum, states);
+        // The work of an enumerate or solve task's states; None for others.
+        let work = counted.map(|(phase, sum)| st.overall.work(phase, sum, states));
+        if let Some(work) = work {
             st.overall.done += states;
             st.overall.work_done += work;
         }
@@ -157,12 +156,12 @@ impl Scheduler {
             st.counters.tasks_skipped += 1;
         } else {
             st.counters.tasks_run += 1;
-            if counts_states {
+            if let Some(work) = work {
                 st.counters.states_done += states;
                 st.work_run += work;
-                let sample = (Instant::now(), st.counters.states_done, st.work_run);
-                let now = sample.0;
-                st.samples.push_back(sample);
+                let now = Instant::now();
+                let (done, work_run) = (st.counters.states_done, st.work_run);
+                st.samples.push_back((now, done, work_run));
                 while st.samples.len() > 2 && now - st.samples[0].0 > RATE_WINDOW {
                     st.samples.pop_front();
                 }
