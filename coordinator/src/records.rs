@@ -163,6 +163,19 @@ pub enum CoordinatorError {
 /// Why a repair cannot restore what was damaged.
 #[derive(Debug, thiserror::Error)]
 pub enum RepairError {
+    /// A solved store that keeps the values of only some layers: a redone
+    /// task reads values it no longer holds.
+    #[error(
+        "store {location} has {objects} damaged or missing objects but cannot be repaired: it \
+         was solved with --recompute-values, and redoing their tasks reads the values of layers \
+         it no longer holds; solve the game again into a new store (`verify` names them)"
+    )]
+    RecomputedValues {
+        /// Store location.
+        location: String,
+        /// Damaged or missing objects.
+        objects: usize,
+    },
     /// A task run again to make an input of a repaired task failed on every
     /// attempt.
     #[error("task {task} (run again to make an input of a repaired task) failed {attempts} times; last error: {last}")]
@@ -446,8 +459,12 @@ fn describe(job: &JobSpec) -> String {
             e.reference_digest
         )
     });
+    let values = match job.recompute_values {
+        true => ", values of two layers in five (--recompute-values)",
+        false => "",
+    };
     format!(
-        "{}{evaluating}, chunk size {}, zstd level {}",
+        "{}{evaluating}, chunk size {}, zstd level {}{values}",
         job.game.name(),
         job.chunk_size,
         job.zstd_level

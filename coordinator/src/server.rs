@@ -22,7 +22,7 @@ use tonic::transport::{Identity, Server, ServerTlsConfig};
 use crate::driver::repair::Repair;
 use crate::driver::{self, Progress, Summary};
 use crate::lock::{HostLock, Lock};
-use crate::records::{CoordinatorError, Records};
+use crate::records::{CoordinatorError, Records, RepairError};
 use crate::scheduler::{LeaseConfig, Scheduler};
 use crate::service::{make_service, ServiceState};
 use crate::status::{JobInfo, JobState, JobStatus};
@@ -291,7 +291,7 @@ async fn open(
         refuse_damaged_solved(records).await?;
         return Ok((lock, None));
     }
-    let repair = set_damage_aside(records, &mut lock).await?;
+    let repair = set_damage_aside(records, &mut lock, &config.job).await?;
     records.open_job(&config.job).await?;
     Ok((lock, Some(repair)))
 }
@@ -309,12 +309,24 @@ fn grpc(config: &ServerConfig, state: Arc<ServiceState>) -> Result<Router, Coord
 
 /// Check every object of the store and set the damaged or missing ones
 /// aside (`--repair`); the driver then redoes the tasks that wrote them.
-async fn set_damage_aside(records: &Records, lock: &mut Lock) -> Result<Repair, CoordinatorError> {
+async fn set_damage_aside(
+    records: &Records,
+    lock: &mut Lock,
+    job: &JobSpec,
+) -> Result<Repair, CoordinatorError> {
     let store = records.store();
     tracing::warn!(store = %store.location(), "repair: checking every object of the store");
     let report = check_store(store, CHECK_JOBS, &|_| {})
         .await
         .map_err(check_failed)?;
+    let damaged = (report.rejected.iter()).filter(|r| r.object != layout::LOCK);
+    if job.recompute_values && report.solved && damaged.clone().next().is_some() {
+        return Err(RepairError::RecomputedValues {
+            location: store.location().to_string(),
+            objects: damaged.count(),
+        }
+        .into());
+    }
     lock.raise_epoch(report.max_epoch + 1).await?;
     let mut damaged = BTreeSet::new();
     for r in &report.rejected {

@@ -442,6 +442,10 @@ impl Known {
 /// Every chunk task and every unfinished task, from the store alone.
 pub async fn chunk_rows(records: &Records) -> Result<Vec<ChunkRow>, CoordinatorError> {
     let known = Known::read(records).await?;
+    // A solved store with recomputed values holds only some layers' values.
+    let job = records.manifest().await?.map(|m| m.job);
+    let solved = records.store().get(layout::SUMMARY).await?.is_some();
+    let held = |sum| !solved || job.as_ref().is_none_or(|j| j.stores_values(sum));
     let mut rows = Vec::new();
     let mut listed = BTreeSet::new();
     for index in records.layer_indexes().await? {
@@ -461,7 +465,9 @@ pub async fn chunk_rows(records: &Records) -> Result<Vec<ChunkRow>, CoordinatorE
                     r.objects.push(layout::states_of(c));
                     if stage == StageKind::Solve {
                         if let Some(s) = part.solved.iter().find(|s| s.chunk.id == id) {
-                            r.objects.push(layout::values_of(s));
+                            if held(id.part.sum) {
+                                r.objects.push(layout::values_of(s));
+                            }
                             r.objects.push(layout::policy_of(s));
                         }
                     }

@@ -6,15 +6,19 @@
 //! read (verified) once and kept in memory for later lookups.
 
 use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
 use solve2048_core::chain::Chain;
 use solve2048_core::formats::chunk::{
     ChunkHeader, ChunkKind, SolvedChunk, FORMAT_VERSION, OLDEST_READABLE_VERSION,
 };
-use solve2048_core::rules::moves::Mover;
+use solve2048_core::kernel;
+use solve2048_core::rules::moves::{has_exponent, Mover};
+use solve2048_core::rules::spawn::for_each_spawn;
 use solve2048_core::space::ids::{group_of, ChunkId};
-use solve2048_core::task::{LayerIndex, ManifestError, SolvedRef, SolvedSummary};
+use solve2048_core::task::{JobSpec, LayerIndex, ManifestError, SolvedRef, SolvedSummary};
 use solve2048_core::{Board, Direction, Game};
 use solve2048_store::{layout, Store, StoreError};
 
@@ -104,10 +108,15 @@ pub(crate) struct Loaded {
     pub(crate) policy: Vec<u8>,
 }
 
+/// A chunk read back, shared by the look-ups that need it.
+type Shared<'a> = Pin<Box<dyn Future<Output = Result<Arc<Loaded>, QueryError>> + Send + 'a>>;
+
 /// A solved store, opened for questions.
 pub struct Solution {
     pub(crate) store: Store,
     pub(crate) game: Game,
+    /// The job: which layers' values the store holds.
+    job: JobSpec,
     summary: SolvedSummary,
     pub(crate) mover: Mover,
     // std Mutexes: held only for map look-ups and inserts, never across an await.
@@ -135,7 +144,8 @@ impl Solution {
                 reason: Chain(&*e).to_string(),
             },
         })?;
-        let game = manifest.job.game;
+        let job = manifest.job;
+        let game = job.game;
         let summary =
             store
                 .get_json_opt(layout::SUMMARY)
@@ -147,6 +157,7 @@ impl Solution {
         Ok(Solution {
             store,
             game,
+            job,
             summary,
             mover: Mover::new(game.shape),
             layers: Mutex::new(HashMap::new()),
@@ -178,17 +189,23 @@ impl Solution {
         Ok(index)
     }
 
-    async fn chunk(&self, solved: &SolvedRef) -> Result<Arc<Loaded>, QueryError> {
-        let id = solved.chunk.id;
-        if let Some(c) = self.chunks.lock().unwrap().get(&id) {
-            return Ok(c.clone());
-        }
-        let loaded = Arc::new(self.read_chunk(solved).await?);
-        self.chunks.lock().unwrap().insert(id, loaded.clone());
-        Ok(loaded)
+    /// A solved chunk, read once and kept (boxed: a chunk whose values are
+    /// recomputed looks up chunks of the layers above).
+    fn chunk<'a>(&'a self, solved: &'a SolvedRef) -> Shared<'a> {
+        Box::pin(async move {
+            let id = solved.chunk.id;
+            if let Some(c) = self.chunks.lock().unwrap().get(&id) {
+                return Ok(c.clone());
+            }
+            let loaded = Arc::new(self.read_chunk(solved).await?);
+            self.chunks.lock().unwrap().insert(id, loaded.clone());
+            Ok(loaded)
+        })
     }
 
-    /// Read and verify a solved chunk's states, values and policy (uncached).
+    /// Read and verify a solved chunk's states, values and policy (uncached);
+    /// the values of a layer the store does not hold
+    /// ([`JobSpec::stores_values`]) are recomputed.
     pub(crate) async fn read_chunk(&self, solved: &SolvedRef) -> Result<Loaded, QueryError> {
         let h = |kind| ChunkHeader {
             kind,
@@ -204,6 +221,14 @@ impl Solution {
             .store
             .read_policy(&layout::policy_of(solved), &h(ChunkKind::Policy))
             .await?;
+        if !self.job.stores_values(solved.chunk.id.part.sum) {
+            let values = self.recompute(solved, &states, &policy).await?;
+            return Ok(Loaded {
+                states,
+                values,
+                policy,
+            });
+        }
         let solved_chunk = SolvedChunk {
             states: &states,
             policy: &policy,
@@ -221,6 +246,64 @@ impl Solution {
             values,
             policy,
         })
+    }
+
+    /// The values of the chunk `solved` of `states` with `policy`, in a
+    /// layer whose values the store does not hold: each state's optimal
+    /// move valued by the solver's formula ([`kernel::action_value`], the
+    /// same bits) from its spawns' values, looked up in the layers above
+    /// (recomputed in turn where they are not held, at most three layers
+    /// deep).
+    async fn recompute(
+        &self,
+        solved: &SolvedRef,
+        states: &[u64],
+        policy: &[u8],
+    ) -> Result<Vec<f64>, QueryError> {
+        let game = self.game;
+        let rule = game.spawn_rule();
+        let damaged = |reason: String| QueryError::Mismatch {
+            object: layout::policy_of(solved),
+            reason,
+        };
+        let mut moves = Vec::with_capacity(states.len());
+        let mut keys = Vec::new();
+        for (&s, &code) in states.iter().zip(policy) {
+            let dir = Direction::from_code(code)
+                .ok_or_else(|| damaged(format!("action code {code} is no move")))?;
+            let t = self.mover.apply(s, dir);
+            if t == s {
+                return Err(damaged(format!("the move of state {s:#x} is illegal")));
+            }
+            if !has_exponent(t, game.target_exp) {
+                for_each_spawn(t, game.shape, |two, four| {
+                    for (key, tile) in [(two, 1), (four, 2)] {
+                        if rule.spawns(tile) && !self.mover.is_lost(key) {
+                            keys.push(key);
+                        }
+                    }
+                });
+            }
+            moves.push(t);
+        }
+        keys.sort_unstable();
+        keys.dedup();
+        let mut values = HashMap::with_capacity(keys.len());
+        for key in keys {
+            let (v, _) = self
+                .lookup(key)
+                .await?
+                .ok_or_else(|| damaged(format!("a spawn {key:#x} of its moves is in no chunk")))?;
+            values.insert(key, v);
+        }
+        (states.iter().zip(moves))
+            .map(|(&s, t)| {
+                kernel::action_value(&game, &self.mover, s, t, |k| {
+                    values.get(&k).copied().ok_or(k)
+                })
+                .map_err(|k| damaged(format!("no value for spawn {k:#x}")))
+            })
+            .collect()
     }
 
     /// Drop the chunks that earlier look-ups kept, of every layer of tile

@@ -33,6 +33,8 @@ impl Solution {
             let Some(layer) = self.layer(sum).await? else {
                 continue;
             };
+            // Recomputed values look up the layers above: keep only those.
+            self.forget_chunks_below(sum);
             let mut values = [0u64; VALUE_BINS];
             let value_top = match self.game.objective {
                 Objective::Win => 1.0,

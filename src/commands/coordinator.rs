@@ -42,13 +42,17 @@ pub struct Args {
     /// zstd level of stored chunks.
     #[arg(long, default_value_t = 3)]
     zstd_level: i32,
+    /// Keep the values of only two layers in every five once solved (see
+    /// `solve --recompute-values`).
+    #[arg(long)]
+    recompute_values: bool,
     /// Evaluate a player instead of solving (see `evaluate`): the solved
     /// store to compare with, whose game is the job's.
     #[arg(
         long,
         value_name = "SOLVED_STORE",
         requires = "player",
-        conflicts_with_all = ["board", "target", "discount", "four_probability", "objective", "zstd_level"]
+        conflicts_with_all = ["board", "target", "discount", "four_probability", "objective", "zstd_level", "recompute_values"]
     )]
     evaluate: Option<String>,
     /// With --evaluate: the player to evaluate.
@@ -170,6 +174,7 @@ async fn job_of(args: &Args) -> anyhow::Result<(JobSpec, Option<Prepared>)> {
                 objective: args.objective.clone(),
                 chunk_size: args.chunk_size.unwrap_or(DEFAULT_CHUNK_SIZE),
                 zstd_level: args.zstd_level,
+                recompute_values: args.recompute_values,
             };
             (job.spec()?, None)
         }

@@ -122,6 +122,11 @@ pub async fn prepare(
 ) -> anyhow::Result<Prepared> {
     let reference = open_existing(solved)?;
     let (solved_job, summary) = Records::new(reference.clone()).solved().await?;
+    anyhow::ensure!(
+        !solved_job.recompute_values,
+        "{solved} was solved with --recompute-values and keeps the values of only two layers \
+         in five; an exact evaluation reads every layer's: solve the game again without it"
+    );
     let game = solved_job.game;
     let spec = PlayerSpec::parse(player)?;
     let weights = match &spec {
@@ -151,6 +156,7 @@ pub async fn prepare(
             reference_digest: summary.digest,
             weights: weights.as_deref().map(weights_checksum),
         }),
+        recompute_values: false,
     };
     Ok(Prepared { job, weights })
 }

@@ -23,6 +23,7 @@ mod old_format;
 mod operate;
 mod plan;
 mod players;
+mod recompute;
 mod rectangles;
 mod reference;
 mod repair;

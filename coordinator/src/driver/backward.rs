@@ -76,6 +76,7 @@ impl Driver<'_> {
             self.gather_layer(sum, &mut carried).await?;
         }
         let start = self.start_value(&carried.solved).await?;
+        self.drop_recomputed_values(&carried.solved).await?;
         Ok((start, carried.digest, carried.keep))
     }
 
@@ -143,9 +144,14 @@ impl Driver<'_> {
             .map(|r| r.object.as_str());
         self.delete_unreferenced(read.iter().map(String::as_str), waiting)
             .await?;
+        // The values of a layer the solved store leaves to be recomputed
+        // are read by the two layers below, and deleted at the job's end.
+        let values = self.job.stores_values(sum);
         for r in &refs {
             carried.keep.insert(layout::states_of(&r.chunk));
-            carried.keep.insert(layout::values_of(r));
+            if values {
+                carried.keep.insert(layout::values_of(r));
+            }
             carried.keep.insert(layout::policy_of(r));
         }
         carried.solved.insert(sum, refs);
@@ -224,6 +230,24 @@ impl Driver<'_> {
                 })
                 .collect(),
         }
+    }
+
+    /// Delete the values of the layers a solved store leaves to be
+    /// recomputed ([`solve2048_core::task::JobSpec::stores_values`]), once
+    /// every layer is solved and nothing reads them; again on a rerun, so a
+    /// crash midway leaves no lasting difference.
+    async fn drop_recomputed_values(
+        &self,
+        solved: &BTreeMap<u32, Vec<SolvedRef>>,
+    ) -> Result<(), CoordinatorError> {
+        for (&sum, refs) in solved {
+            if !self.job.stores_values(sum) {
+                for r in refs {
+                    self.records.delete(&layout::values_of(r)).await?;
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Record in layer `sum`'s index where its values and policy are.

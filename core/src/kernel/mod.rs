@@ -41,7 +41,9 @@ pub use error::SolveError;
 pub use expand::{expand, spawns};
 pub use gather::{gather, gather_pair, Spawned};
 pub use merge::{merge, seek, splitters, Merged};
-pub use solve::{action_values, afterstate_value, best_action, solve, Answer, SpawnSums};
+pub use solve::{
+    action_value, action_values, afterstate_value, best_action, solve, Answer, SpawnSums,
+};
 
 /// Split `len` items into the fewest pieces of at most `max` items, with sizes
 /// differing by at most one.

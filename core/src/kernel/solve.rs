@@ -217,38 +217,50 @@ fn solve_batch(
 const PREFETCH_AHEAD: usize = 8;
 
 /// Values of each action from `s` (any orientation; None for an illegal
-/// action): [`Game::move_value`], with its canonical afterstate's
-/// [`afterstate_value`] from each spawn's value from `value` (a board that
-/// can still move; the spawns of a tile the rule never spawns are not asked
-/// for, as the solve asks for no answers of them). The same formula as
-/// [`solve`], bit for bit.
+/// action): [`action_value`] of each legal one. The same formula as [`solve`],
+/// bit for bit.
 pub fn action_values<E>(
     game: &Game,
     mover: &Mover,
     s: u64,
     mut value: impl FnMut(u64) -> Result<f64, E>,
 ) -> Result<[Option<f64>; 4], E> {
-    let shape = game.shape;
-    let rule = game.spawn_rule();
     let mut out = [None; 4];
     for dir in Direction::ALL {
         let t = mover.apply(s, dir);
-        if t == s {
-            continue;
+        if t != s {
+            out[dir as usize] = Some(action_value(game, mover, s, t, &mut value)?);
         }
-        let afterstate = || {
-            let a = canonical(t, shape);
-            let mut sum = |tile: u8| match rule.spawns(tile) {
-                true => crate::with_symmetry!(shape, |sym| Spawned::new(sym, a, tile))
-                    .sum(mover, &mut value),
-                false => Ok(0.0),
-            };
-            let (twos, fours) = (sum(1)?, sum(2)?);
-            Ok(afterstate_value(&rule, twos, fours, empty_cells(a, shape)))
-        };
-        out[dir as usize] = Some(game.move_value(s, t, afterstate)?);
     }
     Ok(out)
+}
+
+/// The value of the move from `s` to `t` (its board before the spawn, not
+/// `s`): [`Game::move_value`], with its canonical afterstate's
+/// [`afterstate_value`] from each spawn's value from `value` (a board that
+/// can still move; the spawns of a tile the rule never spawns are not asked
+/// for, as the solve asks for no answers of them). The same formula as
+/// [`solve`], bit for bit.
+pub fn action_value<E>(
+    game: &Game,
+    mover: &Mover,
+    s: u64,
+    t: u64,
+    mut value: impl FnMut(u64) -> Result<f64, E>,
+) -> Result<f64, E> {
+    let shape = game.shape;
+    let rule = game.spawn_rule();
+    let afterstate = || {
+        let a = canonical(t, shape);
+        let mut sum = |tile: u8| match rule.spawns(tile) {
+            true => crate::with_symmetry!(shape, |sym| Spawned::new(sym, a, tile))
+                .sum(mover, &mut value),
+            false => Ok(0.0),
+        };
+        let (twos, fours) = (sum(1)?, sum(2)?);
+        Ok(afterstate_value(&rule, twos, fours, empty_cells(a, shape)))
+    };
+    game.move_value(s, t, afterstate)
 }
 
 /// The best action and its value (first in [`Direction::ALL`] order on ties).

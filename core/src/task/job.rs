@@ -83,6 +83,32 @@ pub struct JobSpec {
     /// as they lie; see [`crate::task::evaluation`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub evaluate: Option<Evaluation>,
+    /// Keep the values of only two layers in every five once the job is
+    /// solved ([`JobSpec::stores_values`]); readers recompute the others
+    /// from the policy and the layers above. Off unless asked for.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub recompute_values: bool,
+}
+
+/// How many consecutive layers (by tile sum, in steps of 2) a store with
+/// recomputed values ([`JobSpec::recompute_values`]) leaves without values
+/// in each [`VALUE_PERIOD`]: a state's successors lie one and two layers
+/// up, so a recomputed value reaches stored ones within this many steps.
+const RECOMPUTED_LAYERS: u32 = 3;
+
+/// The period, in layers, of the layers whose values a store with
+/// recomputed values keeps: two consecutive layers kept, then
+/// [`RECOMPUTED_LAYERS`] recomputed.
+const VALUE_PERIOD: u32 = RECOMPUTED_LAYERS + 2;
+
+impl JobSpec {
+    /// Whether the solved store holds the values of layer `sum`: always,
+    /// unless [`JobSpec::recompute_values`]; then those of the start layers
+    /// (sums 4 to 8, which the start value reads) and of two layers in
+    /// every [`VALUE_PERIOD`] (half the sum modulo the period 0 or 1).
+    pub fn stores_values(&self, sum: u32) -> bool {
+        !self.recompute_values || sum <= 8 || (sum / 2) % VALUE_PERIOD < 2
+    }
 }
 
 /// The job manifest (`job.json`): what the store holds.
@@ -191,4 +217,40 @@ pub fn result_digest(states: &[u64], values: &[f64], actions: &[u8]) -> u64 {
         .fold(0u64, |acc, ((&s, &v), &a)| {
             acc.wrapping_add(mix(s ^ mix(v.to_bits() ^ mix(a as u64))))
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// With recomputed values, a layer's value is found from stored ones at
+    /// most three layers up (its successors lie one and two layers up),
+    /// three layers in five go without, and the start layers keep theirs;
+    /// without, every layer keeps its values.
+    #[test]
+    fn recomputed_layers_reach_stored_ones_within_three_steps() {
+        let job = |recompute_values| JobSpec {
+            game: crate::Game::on(crate::Shape::square(3), 1024, 1.0).unwrap(),
+            chunk_size: 1,
+            zstd_level: 1,
+            evaluate: None,
+            recompute_values,
+        };
+        let (some, all) = (job(true), job(false));
+        let top = 4000;
+        let mut depth = vec![0u32; top as usize + 6];
+        for sum in (4..=top).rev().step_by(2) {
+            assert!(all.stores_values(sum));
+            if !some.stores_values(sum) {
+                let up = |d: u32| depth[(sum + d) as usize];
+                depth[sum as usize] = 1 + up(2).max(up(4));
+            }
+        }
+        assert_eq!(depth.iter().max(), Some(&RECOMPUTED_LAYERS));
+        assert!((4..=8).step_by(2).all(|s| some.stores_values(s)));
+        let dropped = (10..10 + 2 * 500)
+            .step_by(2)
+            .filter(|&s| !some.stores_values(s));
+        assert_eq!(dropped.count(), 300);
+    }
 }

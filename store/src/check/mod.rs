@@ -24,7 +24,7 @@ use futures::StreamExt;
 use serde::Serialize;
 use solve2048_core::chain::Chain;
 use solve2048_core::formats::chunk::{self};
-use solve2048_core::task::{LayerIndex, ManifestError, SolvedSummary, TaskOutput};
+use solve2048_core::task::{JobSpec, LayerIndex, ManifestError, SolvedSummary, TaskOutput};
 
 use crate::layout;
 use crate::record;
@@ -150,6 +150,7 @@ pub async fn check_store(
         commits,
         summary,
         game,
+        job,
         ..
     } = read;
     for out in commits.values() {
@@ -159,7 +160,9 @@ pub async fn check_store(
     }
 
     // Then every output, by what names it.
-    let units = plan_units(&commits, &listed, &mut rejected);
+    // A solved store with recomputed values holds only some layers' values.
+    let held = |sum: u32| summary.is_none() || job.as_ref().is_none_or(|j| j.stores_values(sum));
+    let units = plan_units(&commits, &listed, &held, &mut rejected);
     let unreferenced = units
         .iter()
         .filter(|u| matches!(u, Unit::Unreferenced { .. }))
@@ -262,6 +265,8 @@ struct RecordsRead {
     summary: Option<SolvedSummary>,
     /// The game, when `job.json` is readable.
     game: Option<String>,
+    /// The job, when `job.json` is readable.
+    job: Option<JobSpec>,
     /// Another format version, when `job.json` is of one.
     version: Option<u16>,
 }
@@ -280,6 +285,7 @@ impl RecordsRead {
             commits: BTreeMap::new(),
             summary: None,
             game: None,
+            job: None,
             version: None,
         };
         if !listed.contains_key(layout::JOB) {
@@ -320,7 +326,10 @@ impl RecordsRead {
         };
         if object == layout::JOB {
             match record::manifest(bytes) {
-                Ok(m) => self.game = Some(m.job.game.name()),
+                Ok(m) => {
+                    self.game = Some(m.job.game.name());
+                    self.job = Some(m.job);
+                }
                 Err(ManifestError::Version { found }) => self.version = Some(found),
                 Err(ManifestError::Damaged(e)) => {
                     self.rejected.push(reject(Chain(&*e).to_string()))

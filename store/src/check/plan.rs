@@ -12,9 +12,11 @@ use super::rejected::Rejected;
 
 /// A committed chunk to read, with what names it.
 pub(super) enum Unit {
-    /// States, values and policy of a solved chunk.
+    /// States, values and policy of a solved chunk (states and policy only
+    /// where its layer's values are recomputed: `values` false).
     Solved {
         solved: SolvedRef,
+        values: bool,
         digest: u64,
         commit: String,
     },
@@ -50,14 +52,17 @@ pub(super) fn is_output(object: &str) -> bool {
 }
 
 /// The units to read: every committed chunk and bundle, then every other
-/// output. Committed chunks that are not in the store are rejected here.
+/// output. Committed chunks that are not in the store are rejected here;
+/// `held(sum)` says whether the store holds layer `sum`'s values.
 pub(super) fn plan_units(
     commits: &BTreeMap<String, TaskOutput>,
     listed: &BTreeMap<String, u64>,
+    held: &dyn Fn(u32) -> bool,
     rejected: &mut Vec<Rejected>,
 ) -> Vec<Unit> {
     let mut plan = Plan {
         listed,
+        held,
         rejected,
         units: Vec::new(),
         named: BTreeSet::new(),
@@ -98,6 +103,8 @@ pub(super) fn plan_units(
 /// The units planned so far, and what commit records name.
 struct Plan<'a> {
     listed: &'a BTreeMap<String, u64>,
+    /// Whether the store holds a layer's values, by tile sum.
+    held: &'a dyn Fn(u32) -> bool,
     rejected: &'a mut Vec<Rejected>,
     units: Vec<Unit>,
     /// Outputs a commit record names.
@@ -153,14 +160,15 @@ impl Plan<'_> {
         }
     }
 
-    /// Plan a solved chunk: its states, values and policy, when all three
-    /// are in the store.
+    /// Plan a solved chunk: its states, values and policy (without values
+    /// where the store leaves them to be recomputed), when all are in the
+    /// store.
     fn solved(&mut self, key: &str, solved: &SolvedRef, digest: u64) {
-        let objects = [
-            layout::states_of(&solved.chunk),
-            layout::values_of(solved),
-            layout::policy_of(solved),
-        ];
+        let values = (self.held)(solved.chunk.id.part.sum);
+        let mut objects = vec![layout::states_of(&solved.chunk), layout::policy_of(solved)];
+        if values {
+            objects.push(layout::values_of(solved));
+        }
         let mut all = true;
         for o in &objects {
             all &= self.present(o.clone(), key);
@@ -169,6 +177,7 @@ impl Plan<'_> {
         if all {
             self.units.push(Unit::Solved {
                 solved: *solved,
+                values,
                 digest,
                 commit: key.to_string(),
             });

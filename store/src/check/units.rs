@@ -63,9 +63,10 @@ pub(super) async fn check_unit(
     let (object, checked) = match unit {
         Unit::Solved {
             solved,
+            values,
             digest,
             commit,
-        } => return check_solved(store, tick, solved, digest, commit).await,
+        } => return check_solved(store, tick, (solved, values), digest, commit).await,
         Unit::States { chunk: c, commit } => {
             let object = layout::states_of(&c);
             let got = fetch(store, object.clone(), tick).await;
@@ -115,31 +116,39 @@ async fn fetch(
 
 /// Read a solved chunk's states, values and policy, check each is the one
 /// its commit record names, then decode them and compare their result digest
-/// with the record's.
+/// with the record's. Where its layer's values are recomputed (`values`
+/// false) only its states and policy are read and decoded, and its digest
+/// is the record's.
 async fn check_solved(
     store: &Store,
     tick: &(dyn Fn(u64, u64) + Sync),
-    solved: SolvedRef,
+    (solved, values): (SolvedRef, bool),
     digest: u64,
     commit: String,
 ) -> UnitResult {
     let mut out = UnitResult::default();
-    let objects = [
-        layout::states_of(&solved.chunk),
-        layout::values_of(&solved),
-        layout::policy_of(&solved),
+    let mut objects = vec![
+        (
+            layout::states_of(&solved.chunk),
+            ChunkKind::States,
+            solved.chunk.checksum,
+        ),
+        (
+            layout::policy_of(&solved),
+            ChunkKind::Policy,
+            solved.policy_checksum,
+        ),
     ];
-    let expect = [
-        (ChunkKind::States, solved.chunk.checksum),
-        (ChunkKind::Values, solved.values_checksum),
-        (ChunkKind::Policy, solved.policy_checksum),
-    ];
-    let reads = objects.iter().map(|o| fetch(store, o.clone(), tick));
+    if values {
+        let v = layout::values_of(&solved);
+        objects.push((v, ChunkKind::Values, solved.values_checksum));
+    }
+    let reads = objects.iter().map(|(o, ..)| fetch(store, o.clone(), tick));
     let got = futures::future::join_all(reads).await;
     let mut bytes = Vec::new();
-    for ((object, g), (kind, checksum)) in objects.iter().zip(got).zip(expect) {
+    for ((object, kind, checksum), g) in objects.iter().zip(got) {
         match g.and_then(|b| {
-            named_chunk(&b, kind, &solved.chunk, checksum, &commit)
+            named_chunk(&b, *kind, &solved.chunk, *checksum, &commit)
                 .map(|()| b)
                 .map_err(|reason| Rejected {
                     object: object.clone(),
@@ -152,21 +161,23 @@ async fn check_solved(
     }
     if out.rejected.is_empty() {
         let decoded = tokio::task::spawn_blocking(move || decode_solved(&bytes)).await;
+        let names: Vec<&str> = objects.iter().map(|(o, ..)| o.as_str()).collect();
         match decoded {
-            Ok(Ok((states, d))) if d == digest => out.solved = Some((states, d)),
+            Ok(Ok((states, None))) => out.solved = Some((states, digest)),
+            Ok(Ok((states, Some(d)))) if d == digest => out.solved = Some((states, d)),
             Ok(Ok(_)) => out.rejected.push(Rejected {
                 object: layout::commit(&commit),
                 reason: format!(
-                    "its result digest differs from that of {}, {} and {}",
-                    objects[0], objects[1], objects[2]
+                    "its result digest differs from that of {}",
+                    names.join(", ")
                 ),
             }),
             Ok(Err((i, e))) => out.rejected.push(Rejected {
-                object: objects[i].clone(),
+                object: objects[i].0.clone(),
                 reason: e.to_string(),
             }),
             Err(_) => out.rejected.push(Rejected {
-                object: objects[0].clone(),
+                object: objects[0].0.clone(),
                 reason: "decoding panicked".into(),
             }),
         }
@@ -174,26 +185,30 @@ async fn check_solved(
     out
 }
 
-/// Decode a solved chunk's states, values and policy: (states, result
-/// digest), or which of the three does not decode, and why.
-fn decode_solved(bytes: &[Bytes]) -> Result<(u64, u64), (usize, FormatError)> {
+/// Decode a solved chunk's states, policy and (when read) values: (states,
+/// result digest, None without values), or which of them does not decode
+/// (its index in `bytes`), and why.
+fn decode_solved(bytes: &[Bytes]) -> Result<(u64, Option<u64>), (usize, FormatError)> {
     let h = |b: &[u8]| ChunkHeader::read(b).map(|(h, _)| h);
     let states = h(&bytes[0])
         .and_then(|h| chunk::decode_keys(&bytes[0], &h))
         .map_err(|e| (0, e))?;
-    let policy = h(&bytes[2])
-        .and_then(|h| chunk::decode_policy(&bytes[2], &h))
-        .map_err(|e| (2, e))?;
+    let policy = h(&bytes[1])
+        .and_then(|h| chunk::decode_policy(&bytes[1], &h))
+        .map_err(|e| (1, e))?;
+    let Some(values) = bytes.get(2) else {
+        return Ok((states.len() as u64, None));
+    };
     let solved = chunk::SolvedChunk {
         states: &states,
         policy: &policy,
     };
-    let values = h(&bytes[1])
-        .and_then(|h| chunk::decode_solved_values(&bytes[1], &h, solved))
-        .map_err(|e| (1, e))?;
+    let values = h(values)
+        .and_then(|h| chunk::decode_solved_values(values, &h, solved))
+        .map_err(|e| (2, e))?;
     Ok((
         states.len() as u64,
-        result_digest(&states, &values, &policy),
+        Some(result_digest(&states, &values, &policy)),
     ))
 }
 

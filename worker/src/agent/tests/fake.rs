@@ -165,6 +165,7 @@ impl Coordinator for FakeCoordinator {
             chunk_size: 1 << 16,
             zstd_level: 1,
             evaluate: None,
+            recompute_values: false,
         };
         Ok(Response::new(pb::RegisterReply {
             worker_id: id,
