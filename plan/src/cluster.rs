@@ -18,6 +18,10 @@ pub struct Cluster {
     pub slots: u32,
     /// Largest number of states in one chunk (`--chunk-size`).
     pub chunk_size: u64,
+    /// Whether the solved store keeps the values of only two layers in five
+    /// (`--recompute-values`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub recompute_values: bool,
 }
 
 impl Cluster {

@@ -94,6 +94,7 @@ mod tests {
             worker_memory_bytes: 1 << 34,
             slots: 2,
             chunk_size: 1 << 22,
+            recompute_values: false,
         };
         let prices = Prices {
             core_hour_usd: 0.5,

@@ -238,6 +238,7 @@ mod tests {
             worker_memory_bytes: 16 << 30,
             slots: 2,
             chunk_size: 1 << 22,
+            recompute_values: false,
         }
     }
 

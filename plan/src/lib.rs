@@ -182,7 +182,7 @@ pub fn plan(
     let memory = memory(&layers, largest_part.map_or(0, |p| p.states), cluster);
     let rates = Rates::of_shape(game.shape);
     let store_requests = store_requests(&parts, cluster.chunk_size);
-    let store = store_size(game, &layers, store_requests.chunks, cluster.chunk_size);
+    let store = store_size(game, &layers, store_requests.chunks, cluster);
     let job = Job {
         parts: &parts,
         states,
@@ -340,6 +340,7 @@ mod tests {
             worker_memory_bytes: memory_gib << 30,
             slots: 2,
             chunk_size: solve2048_core::task::DEFAULT_CHUNK_SIZE,
+            recompute_values: false,
         }
     }
 

@@ -249,6 +249,7 @@ mod tests {
             worker_memory_bytes: 16 << 30,
             slots,
             chunk_size,
+            recompute_values: false,
         }
     }
 

@@ -23,8 +23,10 @@
 use std::collections::BTreeMap;
 
 use serde::Serialize;
+use solve2048_core::task::values_recomputed;
 use solve2048_core::Game;
 
+use crate::cluster::Cluster;
 use crate::counts::LayerCount;
 use crate::store_calibration::{
     layer_bytes, model_board, nearest, value_model, LayerBytes, MeasuredGame, ValueCase,
@@ -124,11 +126,24 @@ pub struct StoreRange {
     pub high: ValueCase,
 }
 
-/// The store of `game` over `layers`, `chunks` chunks of `chunk_size`.
-pub fn store_size(game: &Game, layers: &[LayerCount], chunks: u64, chunk_size: u64) -> StoreSize {
+/// The store of `game` over `layers`, `chunks` chunks of `cluster`'s chunk
+/// size, keeping every layer's values or, with its `recompute_values`, two
+/// layers' in five.
+pub fn store_size(game: &Game, layers: &[LayerCount], chunks: u64, cluster: &Cluster) -> StoreSize {
     let model = value_model(game);
     let board = model_board(game.shape);
-    let walk = |case: &ValueCase| simulate(board, layers, chunks, chunk_size.max(1), case);
+    let walk = |case: &ValueCase| {
+        let mut run = simulate(board, layers, chunks, cluster.chunk_size.max(1), case);
+        if cluster.recompute_values {
+            // Deleted once every layer is solved: the peak stays.
+            let dropped: u64 = (layers.iter())
+                .filter(|l| values_recomputed(l.sum))
+                .map(|l| (l.states as f64 * case.values_per_state) as u64)
+                .sum();
+            run.last.values = run.last.values.saturating_sub(dropped);
+        }
+        run
+    };
     let (run, high) = (walk(&model.low), walk(&model.high));
     let f = run.last;
     StoreSize {
@@ -362,12 +377,24 @@ mod tests {
         }
     }
 
+    /// A cluster of chunks of 2^22 states, keeping every value or not.
+    fn chunks(recompute_values: bool) -> Cluster {
+        Cluster {
+            workers: 1,
+            threads_per_worker: 1,
+            worker_memory_bytes: 1 << 30,
+            slots: 1,
+            chunk_size: 1 << 22,
+            recompute_values,
+        }
+    }
+
     /// Transients are gone at the end; the peak comes while they are not.
     #[test]
     fn transients_are_freed_and_counted_at_the_peak() {
         let game = Game::new(4, 32, 1.0).unwrap();
         let layers: Vec<LayerCount> = (4..=40).step_by(2).map(|s| layer(s, 1_000_000)).collect();
-        let s = store_size(&game, &layers, 21, 1 << 22);
+        let s = store_size(&game, &layers, 21, &chunks(false));
         assert_eq!(
             s.total_bytes,
             s.states_bytes + s.values_bytes + s.policy_bytes + s.records_bytes
@@ -400,7 +427,9 @@ mod tests {
     #[test]
     fn values_follow_the_measured_figures_or_a_range() {
         let layers: Vec<LayerCount> = (4..=40).step_by(2).map(|s| layer(s, 1_000_000)).collect();
-        let of = |n: u32, t: u64| store_size(&Game::new(n, t, 1.0).unwrap(), &layers, 19, 1 << 22);
+        let of = |n: u32, t: u64| {
+            store_size(&Game::new(n, t, 1.0).unwrap(), &layers, 19, &chunks(false))
+        };
         let (three, four) = (of(3, 1024), of(4, 32));
         assert!(three.values_bytes > 2 * three.states_bytes, "{three:?}");
         assert!(four.values_bytes * 100 < four.states_bytes, "{four:?}");
@@ -423,8 +452,28 @@ mod tests {
             .unwrap()
             .with_objective(solve2048_core::Objective::Score)
             .unwrap();
-        let s = store_size(&score, &layers, 19, 1 << 22);
+        let s = store_size(&score, &layers, 19, &chunks(false));
         assert!(s.range.final_high_bytes > s.range.final_low_bytes, "{s:?}");
         assert!(s.range.high.assumes.contains("new"), "{:?}", s.range.high);
+    }
+
+    /// With recomputed values the final store loses the values of three
+    /// layers in five (not the start layers'), and the peak stays.
+    #[test]
+    fn recomputed_values_leave_the_final_store_not_the_peak() {
+        let layers: Vec<LayerCount> = (4..=1002).step_by(2).map(|s| layer(s, 1_000_000)).collect();
+        let game = Game::new(3, 1024, 1.0).unwrap();
+        let (all, some) = (
+            store_size(&game, &layers, 19, &chunks(false)),
+            store_size(&game, &layers, 19, &chunks(true)),
+        );
+        assert_eq!(some.peak_bytes, all.peak_bytes);
+        assert_eq!(some.states_bytes, all.states_bytes);
+        let kept = some.values_bytes as f64 / all.values_bytes as f64;
+        assert!((kept - 0.4).abs() < 0.01, "{kept}");
+        assert_eq!(
+            all.total_bytes - some.total_bytes,
+            all.values_bytes - some.values_bytes
+        );
     }
 }

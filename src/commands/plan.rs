@@ -40,6 +40,10 @@ pub struct Args {
     /// Largest number of states in one chunk (as for `solve`).
     #[arg(long, default_value_t = solve2048_core::task::DEFAULT_CHUNK_SIZE)]
     chunk_size: u64,
+    /// Plan a job that keeps the values of only two layers in five once
+    /// solved (`solve --recompute-values`): a smaller final store.
+    #[arg(long)]
+    recompute_values: bool,
     /// US dollars a core an hour [default: AWS EC2 on-demand m7i.4xlarge,
     /// us-east-1: $0.0504].
     #[arg(long, value_name = "USD")]
@@ -77,6 +81,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             .slots
             .unwrap_or_else(|| solve2048_plan::default_slots(args.threads_per_worker)),
         chunk_size: args.chunk_size,
+        recompute_values: args.recompute_values,
     };
     spec.validate()?;
     let prices = Prices {
@@ -291,10 +296,14 @@ fn write_store(o: &mut String, p: &Plan) {
     let s = &p.store;
     let _ = writeln!(
         o,
-        "\nstore, final: {} (states {}, values {}, policy {}, records {}; {:.2}% of values exactly 0 or 1, {})",
+        "\nstore, final: {} (states {}, values {}{}, policy {}, records {}; {:.2}% of values exactly 0 or 1, {})",
         human::bytes(s.total_bytes),
         human::bytes(s.states_bytes),
         human::bytes(s.values_bytes),
+        match p.cluster.recompute_values {
+            true => " of two layers in five",
+            false => "",
+        },
         human::bytes(s.policy_bytes),
         human::bytes(s.records_bytes),
         100.0 * s.exact_value_share,

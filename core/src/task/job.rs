@@ -101,13 +101,20 @@ const RECOMPUTED_LAYERS: u32 = 3;
 /// [`RECOMPUTED_LAYERS`] recomputed.
 const VALUE_PERIOD: u32 = RECOMPUTED_LAYERS + 2;
 
+/// Whether a solved store with recomputed values
+/// ([`JobSpec::recompute_values`]) leaves the values of layer `sum` to be
+/// recomputed: all but those of the start layers (sums 4 to 8, which the
+/// start value reads) and of two layers in every [`VALUE_PERIOD`] (half
+/// the sum modulo the period 0 or 1).
+pub fn values_recomputed(sum: u32) -> bool {
+    sum > 8 && (sum / 2) % VALUE_PERIOD >= 2
+}
+
 impl JobSpec {
     /// Whether the solved store holds the values of layer `sum`: always,
-    /// unless [`JobSpec::recompute_values`]; then those of the start layers
-    /// (sums 4 to 8, which the start value reads) and of two layers in
-    /// every [`VALUE_PERIOD`] (half the sum modulo the period 0 or 1).
+    /// unless [`JobSpec::recompute_values`] and [`values_recomputed`].
     pub fn stores_values(&self, sum: u32) -> bool {
-        !self.recompute_values || sum <= 8 || (sum / 2) % VALUE_PERIOD < 2
+        !(self.recompute_values && values_recomputed(sum))
     }
 }
 

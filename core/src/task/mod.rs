@@ -50,8 +50,8 @@ pub use cuts::{
     SPAWNS_PER_AFTERSTATE,
 };
 pub use job::{
-    result_digest, JobManifest, JobSpec, LayerIndex, ManifestError, PartIndex, Phase,
-    SolvedSummary, StageKind,
+    result_digest, values_recomputed, JobManifest, JobSpec, LayerIndex, ManifestError, PartIndex,
+    Phase, SolvedSummary, StageKind,
 };
 pub use objects::{
     frames_checksum, AttemptId, ChunkRef, PieceRef, PushRef, RequestRef, ResponseRef, RunFrame,
