@@ -3,8 +3,9 @@
 //! same digest and start value as a store that keeps them all; every
 //! reader answers from it bit for bit as from that store (the export with
 //! each move's value, the plot's statistics, occupancy, queries); `verify`
-//! checks it; a job that stopped after deleting them but before its summary
-//! finishes on a rerun; `evaluate` refuses it and says why.
+//! checks it, also with values a crash left undeleted, which a rerun
+//! deletes; a solved store's `--repair` and `evaluate` refuse it and say
+//! why.
 
 use std::ffi::OsStr;
 use std::path::Path;
@@ -103,14 +104,31 @@ fn recomputed_values_answer_as_stored_ones() {
         assert_eq!(q(&some), q(&all), "{board}");
     }
 
-    // A rerun of the finished job changes nothing; one stopped after its
-    // values were deleted, before its summary, finishes the same.
+    // A rerun of the finished job changes nothing. Values of a recomputed
+    // layer that a crash left (here a copy) are checked as unreferenced and
+    // ignored by readers; a rerun deletes them.
     let again = solve_json(&some, &[&GAME[..], &["--recompute-values"]].concat());
     assert_eq!(again["digest"], a["digest"]);
-    std::fs::remove_file(some.join("summary.json")).unwrap();
+    let _ = std::fs::remove_dir_all(some.join("values/s00014"));
+    crate::reference::copy_store(&all.join("values/s00014"), &some.join("values/s00014"));
+    assert!(holds_values(&some, 14));
+    let v = command_json("verify", &some, &[]);
+    assert_eq!(
+        (v["ok"].as_bool(), v["digest"].clone()),
+        (Some(true), a["digest"].clone())
+    );
+    let q = |store| {
+        stdout(
+            "query",
+            store,
+            &["--board", "8 2 2 / 2 . . / . . .", "--json"],
+        )
+    };
+    assert_eq!(q(&some), q(&all));
     let resumed = solve_json(&some, &[&GAME[..], &["--recompute-values"]].concat());
     assert_eq!(resumed["digest"], a["digest"]);
     assert_eq!(resumed["start_value"].as_f64(), a["start_value"].as_f64());
+    assert!(!holds_values(&some, 14));
     assert_eq!(command_json("verify", &some, &[])["ok"], true);
 
     // Another job, and an evaluation, are refused.

@@ -32,14 +32,24 @@ struct Carried {
     keep: BTreeSet<String>,
 }
 
+/// What the backward pass found: the start value, the result digest, every
+/// object the solved job keeps, and of those the values a store with
+/// recomputed values deletes once solved
+/// ([`solve2048_core::task::JobSpec::stores_values`]).
+pub(super) struct Solved {
+    pub(super) start_value: f64,
+    pub(super) digest: u64,
+    pub(super) keep: BTreeSet<String>,
+    pub(super) recomputed: Vec<String>,
+}
+
 impl Driver<'_> {
-    /// The backward pass; returns the start value, the result digest and
-    /// every object the solved job keeps.
+    /// The backward pass.
     pub(super) async fn backward(
         &mut self,
         layers: &BTreeMap<u32, Vec<ChunkRef>>,
         requests: Requests,
-    ) -> Result<(f64, u64, BTreeSet<String>), CoordinatorError> {
+    ) -> Result<Solved, CoordinatorError> {
         let mut carried = Carried {
             requests,
             ..Carried::default()
@@ -75,9 +85,17 @@ impl Driver<'_> {
             }
             self.gather_layer(sum, &mut carried).await?;
         }
-        let start = self.start_value(&carried.solved).await?;
-        self.drop_recomputed_values(&carried.solved).await?;
-        Ok((start, carried.digest, carried.keep))
+        let start_value = self.start_value(&carried.solved).await?;
+        let recomputed = (carried.solved.iter())
+            .filter(|(&sum, _)| !self.job.stores_values(sum))
+            .flat_map(|(_, refs)| refs.iter().map(layout::values_of))
+            .collect();
+        Ok(Solved {
+            start_value,
+            digest: carried.digest,
+            keep: carried.keep,
+            recomputed,
+        })
     }
 
     /// Solves the chunks of layer `sum` of `layers` from their requests and
@@ -144,14 +162,9 @@ impl Driver<'_> {
             .map(|r| r.object.as_str());
         self.delete_unreferenced(read.iter().map(String::as_str), waiting)
             .await?;
-        // The values of a layer the solved store leaves to be recomputed
-        // are read by the two layers below, and deleted at the job's end.
-        let values = self.job.stores_values(sum);
         for r in &refs {
             carried.keep.insert(layout::states_of(&r.chunk));
-            if values {
-                carried.keep.insert(layout::values_of(r));
-            }
+            carried.keep.insert(layout::values_of(r));
             carried.keep.insert(layout::policy_of(r));
         }
         carried.solved.insert(sum, refs);
@@ -230,24 +243,6 @@ impl Driver<'_> {
                 })
                 .collect(),
         }
-    }
-
-    /// Delete the values of the layers a solved store leaves to be
-    /// recomputed ([`solve2048_core::task::JobSpec::stores_values`]), once
-    /// every layer is solved and nothing reads them; again on a rerun, so a
-    /// crash midway leaves no lasting difference.
-    async fn drop_recomputed_values(
-        &self,
-        solved: &BTreeMap<u32, Vec<SolvedRef>>,
-    ) -> Result<(), CoordinatorError> {
-        for (&sum, refs) in solved {
-            if !self.job.stores_values(sum) {
-                for r in refs {
-                    self.records.delete(&layout::values_of(r)).await?;
-                }
-            }
-        }
-        Ok(())
     }
 
     /// Record in layer `sum`'s index where its values and policy are.

@@ -220,7 +220,12 @@ impl Driver<'_> {
         self.count_own_requests(Phase::Enumerate);
         let t1 = Instant::now();
         (self.progress)(&Progress::PhaseStart(Phase::Solve));
-        let (start_value, digest, keep) = self.backward(&layers, requests).await?;
+        let backward::Solved {
+            start_value,
+            digest,
+            keep,
+            recomputed,
+        } = self.backward(&layers, requests).await?;
         (self.progress)(&Progress::PhaseEnd(Phase::Solve));
         let solve_seconds = t1.elapsed().as_secs_f64();
         let orphans_removed = self.records.sweep(&keep).await?;
@@ -235,6 +240,11 @@ impl Driver<'_> {
             evaluation: self.evaluating.as_ref().map(|e| e.summary()),
         };
         self.records.put_json(layout::SUMMARY, &solved).await?;
+        // Values left to be recomputed go once the summary says so: until
+        // then a reader reads them, and a rerun deletes what a crash left.
+        for object in &recomputed {
+            self.records.delete(object).await?;
+        }
         self.count_own_requests(Phase::Solve);
         let mut parts: BTreeMap<PartId, (u64, usize)> = BTreeMap::new();
         for c in layers.values().flatten() {
