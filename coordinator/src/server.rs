@@ -319,8 +319,15 @@ async fn set_damage_aside(
     let report = check_store(store, CHECK_JOBS, &|_| {})
         .await
         .map_err(check_failed)?;
+    // The store's own job decides (a repair run with other flags fails on
+    // it later), and a summary too damaged to read still means solved.
+    let recomputes = match records.manifest().await {
+        Ok(m) => m.is_some_and(|m| m.job.recompute_values),
+        Err(_) => job.recompute_values,
+    };
+    let solved = report.solved || report.rejected.iter().any(|r| r.object == layout::SUMMARY);
     let damaged = (report.rejected.iter()).filter(|r| r.object != layout::LOCK);
-    if job.recompute_values && report.solved && damaged.clone().next().is_some() {
+    if recomputes && solved && damaged.clone().next().is_some() {
         return Err(RepairError::RecomputedValues {
             location: store.location().to_string(),
             objects: damaged.count(),

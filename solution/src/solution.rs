@@ -18,7 +18,9 @@ use solve2048_core::kernel;
 use solve2048_core::rules::moves::{has_exponent, Mover};
 use solve2048_core::rules::spawn::for_each_spawn;
 use solve2048_core::space::ids::{group_of, ChunkId};
-use solve2048_core::task::{JobSpec, LayerIndex, ManifestError, SolvedRef, SolvedSummary};
+use solve2048_core::task::{
+    result_digest, JobSpec, LayerIndex, ManifestError, SolvedRef, SolvedSummary, TaskOutput,
+};
 use solve2048_core::{Board, Direction, Game};
 use solve2048_store::{layout, Store, StoreError};
 
@@ -108,8 +110,15 @@ pub(crate) struct Loaded {
     pub(crate) policy: Vec<u8>,
 }
 
-/// A chunk read back, shared by the look-ups that need it.
-type Shared<'a> = Pin<Box<dyn Future<Output = Result<Arc<Loaded>, QueryError>> + Send + 'a>>;
+/// A chunk being read back (boxed: reading one whose values are
+/// recomputed looks up chunks of the layers above). Concurrent look-ups of
+/// a chunk not yet kept each read it.
+type ChunkRead<'a> = Pin<Box<dyn Future<Output = Result<Arc<Loaded>, QueryError>> + Send + 'a>>;
+
+/// States a chunk's values are recomputed by at once
+/// ([`Solution::recompute`]): their spawns' keys and values, at most 30 of
+/// each a state, stay a few MiB.
+const RECOMPUTE_BATCH: usize = 1 << 14;
 
 /// A solved store, opened for questions.
 pub struct Solution {
@@ -191,7 +200,7 @@ impl Solution {
 
     /// A solved chunk, read once and kept (boxed: a chunk whose values are
     /// recomputed looks up chunks of the layers above).
-    fn chunk<'a>(&'a self, solved: &'a SolvedRef) -> Shared<'a> {
+    pub(crate) fn chunk<'a>(&'a self, solved: &'a SolvedRef) -> ChunkRead<'a> {
         Box::pin(async move {
             let id = solved.chunk.id;
             if let Some(c) = self.chunks.lock().unwrap().get(&id) {
@@ -223,6 +232,8 @@ impl Solution {
             .await?;
         if !self.job.stores_values(solved.chunk.id.part.sum) {
             let values = self.recompute(solved, &states, &policy).await?;
+            self.check_recomputed(solved, (&states, &values, &policy))
+                .await?;
             return Ok(Loaded {
                 states,
                 values,
@@ -248,6 +259,34 @@ impl Solution {
         })
     }
 
+    /// Check the values recomputed for the chunk `solved` against those its
+    /// solve found: the result digest its commit record names.
+    async fn check_recomputed(
+        &self,
+        solved: &SolvedRef,
+        (states, values, policy): (&[u64], &[f64], &[u8]),
+    ) -> Result<(), QueryError> {
+        let object = layout::commit(&format!("solve-{}", solved.chunk.id.name()));
+        let Some(TaskOutput::Solved { digest, .. }) = self.store.get_json_opt(&object).await?
+        else {
+            return Err(QueryError::Damaged {
+                object,
+                reason: "missing, or not the record of a solved chunk".into(),
+            });
+        };
+        let found = result_digest(states, values, policy);
+        if found != digest {
+            return Err(QueryError::Mismatch {
+                object,
+                reason: format!(
+                    "the values recomputed from the layers above have result digest \
+                     {found:016x}, the solve's {digest:016x}"
+                ),
+            });
+        }
+        Ok(())
+    }
+
     /// The values of the chunk `solved` of `states` with `policy`, in a
     /// layer whose values the store does not hold: each state's optimal
     /// move valued by the solver's formula ([`kernel::action_value`], the
@@ -255,6 +294,24 @@ impl Solution {
     /// (recomputed in turn where they are not held, at most three layers
     /// deep).
     async fn recompute(
+        &self,
+        solved: &SolvedRef,
+        states: &[u64],
+        policy: &[u8],
+    ) -> Result<Vec<f64>, QueryError> {
+        let mut values = Vec::with_capacity(states.len());
+        for (states, policy) in states
+            .chunks(RECOMPUTE_BATCH)
+            .zip(policy.chunks(RECOMPUTE_BATCH))
+        {
+            values.extend(self.recompute_batch(solved, states, policy).await?);
+        }
+        Ok(values)
+    }
+
+    /// [`Solution::recompute`] of a batch of states: the distinct spawns of
+    /// their moves looked up once, then each move valued.
+    async fn recompute_batch(
         &self,
         solved: &SolvedRef,
         states: &[u64],

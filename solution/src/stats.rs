@@ -26,7 +26,8 @@ pub struct LayerStats {
 
 impl Solution {
     /// Per-layer state counts by part and value histograms, reading every
-    /// value chunk once (one chunk in memory at a time).
+    /// value chunk once (keeping a layer's chunks and those of the layers
+    /// above that recomputed values look up).
     pub async fn layer_stats(&self) -> Result<Vec<LayerStats>, QueryError> {
         let mut out = Vec::new();
         for &sum in &self.summary().layers {
@@ -46,7 +47,7 @@ impl Solution {
                 for c in &part.solved {
                     // Values coded by afterstate are read beside their
                     // states and policy.
-                    for &v in &self.read_chunk(c).await?.values {
+                    for &v in &self.chunk(c).await?.values {
                         let bin = (v / value_top * VALUE_BINS as f64) as usize;
                         values[bin.min(VALUE_BINS - 1)] += 1;
                     }

@@ -118,10 +118,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         ))?;
         rows += r;
         bytes += b;
-        if args.with_moves {
-            // The next layer (sum + 2 or more) looks up layers sum + 4 and up.
-            solution.forget_chunks_below(sum + 4);
-        }
+        // The next layer (sum + 2 or more) looks up layers sum + 4 and up:
+        // each move's value, or the values a store left to be recomputed.
+        solution.forget_chunks_below(sum + 4);
         if last_progress.elapsed() >= PROGRESS_EVERY {
             last_progress = Instant::now();
             human::eprint_line(&format!(

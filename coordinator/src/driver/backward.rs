@@ -14,7 +14,7 @@ use solve2048_core::task::{
 use solve2048_store::layout;
 
 use super::stages::{addressed_to, backward_steps, file_requests, unexpected, BackStep, Requests};
-use super::Driver;
+use super::{Driver, Solved};
 use crate::records::CoordinatorError;
 
 /// What the backward pass carries from layer to layer.
@@ -30,17 +30,6 @@ struct Carried {
     digest: u64,
     /// Every object the solved job keeps.
     keep: BTreeSet<String>,
-}
-
-/// What the backward pass found: the start value, the result digest, every
-/// object the solved job keeps, and of those the values a store with
-/// recomputed values deletes once solved
-/// ([`solve2048_core::task::JobSpec::stores_values`]).
-pub(super) struct Solved {
-    pub(super) start_value: f64,
-    pub(super) digest: u64,
-    pub(super) keep: BTreeSet<String>,
-    pub(super) recomputed: Vec<String>,
 }
 
 impl Driver<'_> {

@@ -19,7 +19,7 @@ pub mod repair;
 mod stages;
 mod stats;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
 
 use futures::{StreamExt, TryStreamExt};
@@ -202,6 +202,17 @@ pub async fn run(
     c.run_job().await
 }
 
+/// What the backward pass found: the start value, the result digest, every
+/// object the solved job keeps, and of those the values a store with
+/// recomputed values deletes once solved
+/// ([`solve2048_core::task::JobSpec::stores_values`]).
+pub(super) struct Solved {
+    pub(super) start_value: f64,
+    pub(super) digest: u64,
+    pub(super) keep: BTreeSet<String>,
+    pub(super) recomputed: Vec<String>,
+}
+
 impl Driver<'_> {
     /// Count the store requests this process made since the last call in
     /// `phase` (and in the scheduler's counters, for `status`).
@@ -220,7 +231,7 @@ impl Driver<'_> {
         self.count_own_requests(Phase::Enumerate);
         let t1 = Instant::now();
         (self.progress)(&Progress::PhaseStart(Phase::Solve));
-        let backward::Solved {
+        let Solved {
             start_value,
             digest,
             keep,

@@ -160,8 +160,10 @@ pub async fn check_store(
     }
 
     // Then every output, by what names it.
-    // A solved store with recomputed values holds only some layers' values.
-    let held = |sum: u32| summary.is_none() || job.as_ref().is_none_or(|j| j.stores_values(sum));
+    // A solved store with recomputed values holds only some layers' values
+    // (solved: its summary is listed, readable or not).
+    let solved = listed.contains_key(layout::SUMMARY);
+    let held = |sum: u32| !solved || job.as_ref().is_none_or(|j| j.stores_values(sum));
     let units = plan_units(&commits, &listed, &held, &mut rejected);
     let unreferenced = units
         .iter()
