@@ -355,7 +355,9 @@ impl Records {
 
     /// The job and summary of the finished solve this store holds (an
     /// evaluation's solved store); refused ([`CoordinatorError::Reference`])
-    /// when it holds no job, an evaluation, or a solve not finished.
+    /// when it holds no job, an evaluation, a solve that keeps only some
+    /// layers' values (an exact evaluation reads every layer's), or a solve
+    /// not finished.
     pub async fn solved(&self) -> Result<(JobSpec, SolvedSummary), CoordinatorError> {
         let refuse = |reason: String| CoordinatorError::Reference {
             location: self.location().to_string(),
@@ -369,6 +371,13 @@ impl Records {
                 "is an evaluation of {}, not a solved store: give the solved store ({})",
                 e.player, e.reference
             )));
+        }
+        if manifest.job.recompute_values {
+            return Err(refuse(
+                "keeps the values of only two layers in five (--recompute-values); an exact \
+                 evaluation reads every layer's: solve the game again without it"
+                    .into(),
+            ));
         }
         match self.get_json_opt(layout::SUMMARY).await? {
             Some(summary) => Ok((manifest.job, summary)),

@@ -444,8 +444,8 @@ pub async fn chunk_rows(records: &Records) -> Result<Vec<ChunkRow>, CoordinatorE
     let known = Known::read(records).await?;
     // A solved store with recomputed values holds only some layers' values.
     let job = records.manifest().await?.map(|m| m.job);
-    let solved = records.store().get(layout::SUMMARY).await?.is_some();
-    let held = |sum| !solved || job.as_ref().is_none_or(|j| j.stores_values(sum));
+    let solved = records.store().exists(layout::SUMMARY).await?;
+    let held = |sum| job.as_ref().is_none_or(|j| j.holds_values(sum, solved));
     let mut rows = Vec::new();
     let mut listed = BTreeSet::new();
     for index in records.layer_indexes().await? {

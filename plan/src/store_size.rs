@@ -132,18 +132,7 @@ pub struct StoreRange {
 pub fn store_size(game: &Game, layers: &[LayerCount], chunks: u64, cluster: &Cluster) -> StoreSize {
     let model = value_model(game);
     let board = model_board(game.shape);
-    let walk = |case: &ValueCase| {
-        let mut run = simulate(board, layers, chunks, cluster.chunk_size.max(1), case);
-        if cluster.recompute_values {
-            // Deleted once every layer is solved: the peak stays.
-            let dropped: u64 = (layers.iter())
-                .filter(|l| values_recomputed(l.sum))
-                .map(|l| (l.states as f64 * case.values_per_state) as u64)
-                .sum();
-            run.last.values = run.last.values.saturating_sub(dropped);
-        }
-        run
-    };
+    let walk = |case: &ValueCase| simulate(board, layers, chunks, cluster, case);
     let (run, high) = (walk(&model.low), walk(&model.high));
     let f = run.last;
     StoreSize {
@@ -174,14 +163,17 @@ struct Run {
 }
 
 /// Walk the job's stages (see the module doc), values and policy taking
-/// `case`'s bytes a state.
+/// `case`'s bytes a state, in chunks of `cluster`'s size; with its
+/// `recompute_values`, the values of three layers in five deleted at the
+/// end.
 fn simulate(
     board: u8,
     layers: &[LayerCount],
     chunks: u64,
-    chunk_size: u64,
+    cluster: &Cluster,
     case: &ValueCase,
 ) -> Run {
+    let chunk_size = cluster.chunk_size.max(1);
     let n: BTreeMap<u32, u64> = layers
         .iter()
         .filter(|l| l.states > 0)
@@ -211,6 +203,14 @@ fn simulate(
     walk.backward(last + 4, (case.values_per_state, case.policy_per_state));
     walk.live.responses = 0;
     walk.live.requests = 0;
+    if cluster.recompute_values {
+        // Deleted once every layer is solved: the peak stays.
+        let recomputed = walk.n.keys().filter(|&&s| values_recomputed(s));
+        let dropped: u64 = recomputed
+            .map(|&s| walk.bytes(s, case.values_per_state))
+            .sum();
+        walk.live.values -= dropped;
+    }
     Run {
         peak: walk.peak,
         last: walk.live,

@@ -3,12 +3,9 @@
 //! and [`Report`], that answer as `query --json` prints it and the server's
 //! `/api/query` returns it (one type, so that the two cannot drift apart).
 
-use std::collections::HashMap;
-
 use solve2048_core::kernel;
 use solve2048_core::rules::canonical::{canonical_with_symmetry, direction_image, inverse};
 use solve2048_core::rules::moves::has_exponent;
-use solve2048_core::rules::spawn::for_each_spawn;
 use solve2048_core::{Board, Direction, Shape};
 
 use crate::solution::{QueryError, Solution};
@@ -108,24 +105,11 @@ impl Solution {
             board: Board(board).to_text(n),
             game: game.name(),
         };
-        let mut successors = Vec::new();
-        for dir in Direction::ALL {
-            let t = self.mover.apply(board, dir);
-            if t != board && !has_exponent(t, game.target_exp) {
-                for_each_spawn(t, n, |two, four| successors.push((two, four)));
-            }
-        }
-        // A tile the rule never spawns makes boards the store need not hold.
-        let rule = game.spawn_rule();
-        let mut values = HashMap::new();
-        for &(two, four) in &successors {
-            for (key, tile) in [(two, 1), (four, 2)] {
-                if rule.spawns(tile) && !self.mover.is_lost(key) && !values.contains_key(&key) {
-                    let (v, _) = self.lookup(key).await?.ok_or_else(unreachable)?;
-                    values.insert(key, v);
-                }
-            }
-        }
+        let moves: Vec<u64> = (Direction::ALL.iter())
+            .map(|&dir| self.mover.apply(board, dir))
+            .filter(|&t| t != board)
+            .collect();
+        let values = self.spawn_values(&moves, |_| unreachable()).await?;
         kernel::action_values(&game, &self.mover, board, |key| {
             values.get(&key).copied().ok_or(())
         })

@@ -19,7 +19,8 @@ use solve2048_core::rules::moves::{has_exponent, Mover};
 use solve2048_core::rules::spawn::for_each_spawn;
 use solve2048_core::space::ids::{group_of, ChunkId};
 use solve2048_core::task::{
-    result_digest, JobSpec, LayerIndex, ManifestError, SolvedRef, SolvedSummary, TaskOutput,
+    result_digest, solve_key, JobSpec, LayerIndex, ManifestError, SolvedRef, SolvedSummary,
+    TaskOutput,
 };
 use solve2048_core::{Board, Direction, Game};
 use solve2048_store::{layout, Store, StoreError};
@@ -266,7 +267,7 @@ impl Solution {
         solved: &SolvedRef,
         (states, values, policy): (&[u64], &[f64], &[u8]),
     ) -> Result<(), QueryError> {
-        let object = layout::commit(&format!("solve-{}", solved.chunk.id.name()));
+        let object = layout::commit(&solve_key(&solved.chunk.id));
         let Some(TaskOutput::Solved { digest, .. }) = self.store.get_json_opt(&object).await?
         else {
             return Err(QueryError::Damaged {
@@ -318,13 +319,11 @@ impl Solution {
         policy: &[u8],
     ) -> Result<Vec<f64>, QueryError> {
         let game = self.game;
-        let rule = game.spawn_rule();
         let damaged = |reason: String| QueryError::Mismatch {
             object: layout::policy_of(solved),
             reason,
         };
         let mut moves = Vec::with_capacity(states.len());
-        let mut keys = Vec::new();
         for (&s, &code) in states.iter().zip(policy) {
             let dir = Direction::from_code(code)
                 .ok_or_else(|| damaged(format!("action code {code} is no move")))?;
@@ -332,27 +331,10 @@ impl Solution {
             if t == s {
                 return Err(damaged(format!("the move of state {s:#x} is illegal")));
             }
-            if !has_exponent(t, game.target_exp) {
-                for_each_spawn(t, game.shape, |two, four| {
-                    for (key, tile) in [(two, 1), (four, 2)] {
-                        if rule.spawns(tile) && !self.mover.is_lost(key) {
-                            keys.push(key);
-                        }
-                    }
-                });
-            }
             moves.push(t);
         }
-        keys.sort_unstable();
-        keys.dedup();
-        let mut values = HashMap::with_capacity(keys.len());
-        for key in keys {
-            let (v, _) = self
-                .lookup(key)
-                .await?
-                .ok_or_else(|| damaged(format!("a spawn {key:#x} of its moves is in no chunk")))?;
-            values.insert(key, v);
-        }
+        let missing = |key: u64| damaged(format!("a spawn {key:#x} of its moves is in no chunk"));
+        let values = self.spawn_values(&moves, missing).await?;
         (states.iter().zip(moves))
             .map(|(&s, t)| {
                 kernel::action_value(&game, &self.mover, s, t, |k| {
@@ -361,6 +343,38 @@ impl Solution {
                 .map_err(|k| damaged(format!("no value for spawn {k:#x}")))
             })
             .collect()
+    }
+
+    /// The values of the spawns [`kernel::action_value`] asks for on the
+    /// moves to each of `moves` (boards before the spawn), each looked up
+    /// once: none for a move that makes the target tile, and none of a tile
+    /// the rule never spawns or of a lost board (the store need not hold
+    /// them). A spawn no chunk holds is `missing(spawn)`.
+    pub(crate) async fn spawn_values(
+        &self,
+        moves: &[u64],
+        missing: impl Fn(u64) -> QueryError,
+    ) -> Result<HashMap<u64, f64>, QueryError> {
+        let game = self.game;
+        let rule = game.spawn_rule();
+        let mut keys = Vec::new();
+        for &t in moves.iter().filter(|&&t| !has_exponent(t, game.target_exp)) {
+            for_each_spawn(t, game.shape, |two, four| {
+                for (key, tile) in [(two, 1), (four, 2)] {
+                    if rule.spawns(tile) && !self.mover.is_lost(key) {
+                        keys.push(key);
+                    }
+                }
+            });
+        }
+        keys.sort_unstable();
+        keys.dedup();
+        let mut values = HashMap::with_capacity(keys.len());
+        for key in keys {
+            let (v, _) = self.lookup(key).await?.ok_or_else(|| missing(key))?;
+            values.insert(key, v);
+        }
+        Ok(values)
     }
 
     /// Drop the chunks that earlier look-ups kept, of every layer of tile

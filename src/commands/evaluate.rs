@@ -122,11 +122,6 @@ pub async fn prepare(
 ) -> anyhow::Result<Prepared> {
     let reference = open_existing(solved)?;
     let (solved_job, summary) = Records::new(reference.clone()).solved().await?;
-    anyhow::ensure!(
-        !solved_job.recompute_values,
-        "{solved} was solved with --recompute-values and keeps the values of only two layers \
-         in five; an exact evaluation reads every layer's: solve the game again without it"
-    );
     let game = solved_job.game;
     let spec = PlayerSpec::parse(player)?;
     let weights = match &spec {

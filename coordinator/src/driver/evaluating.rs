@@ -64,13 +64,6 @@ impl Evaluating {
                 job.game.name()
             )));
         }
-        if solved.recompute_values {
-            return Err(refuse(
-                "keeps the values of only two layers in five (--recompute-values); an exact \
-                 evaluation reads every layer's"
-                    .to_string(),
-            ));
-        }
         if summary.digest != e.reference_digest {
             return Err(refuse(format!(
                 "now holds the values of digest {}, but this evaluation began with {}",

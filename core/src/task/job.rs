@@ -116,6 +116,13 @@ impl JobSpec {
     pub fn stores_values(&self, sum: u32) -> bool {
         !(self.recompute_values && values_recomputed(sum))
     }
+
+    /// Whether the store holds the values of layer `sum` now: every
+    /// layer's until the job is `solved` (its summary written), then
+    /// [`JobSpec::stores_values`].
+    pub fn holds_values(&self, sum: u32, solved: bool) -> bool {
+        !solved || self.stores_values(sum)
+    }
 }
 
 /// The job manifest (`job.json`): what the store holds.

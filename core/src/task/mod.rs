@@ -217,6 +217,12 @@ pub enum Task {
     },
 }
 
+/// The key of the task that solves chunk `id` ([`Task::key`] of a
+/// [`Task::Solve`]), which names its commit record.
+pub fn solve_key(id: &ChunkId) -> String {
+    format!("solve-{}", id.name())
+}
+
 impl Task {
     /// What kind of task it is, the kind of the stage that runs it.
     pub fn kind(&self) -> StageKind {
@@ -251,7 +257,7 @@ impl Task {
                 }
             }
             Task::Ask { chunk, .. } => format!("ask-{}", c(&chunk.id)),
-            Task::Solve { chunk, .. } => format!("solve-{}", c(&chunk.id)),
+            Task::Solve { chunk, .. } => solve_key(&chunk.id),
             Task::Gather {
                 part,
                 groups,

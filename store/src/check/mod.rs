@@ -163,7 +163,7 @@ pub async fn check_store(
     // A solved store with recomputed values holds only some layers' values
     // (solved: its summary is listed, readable or not).
     let solved = listed.contains_key(layout::SUMMARY);
-    let held = |sum: u32| !solved || job.as_ref().is_none_or(|j| j.stores_values(sum));
+    let held = |sum: u32| job.as_ref().is_none_or(|j| j.holds_values(sum, solved));
     let units = plan_units(&commits, &listed, &held, &mut rejected);
     let unreferenced = units
         .iter()
