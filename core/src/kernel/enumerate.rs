@@ -11,7 +11,7 @@ use std::collections::btree_map::{BTreeMap, Entry};
 
 use rayon::prelude::*;
 
-use super::batch::BATCH;
+use super::batch::{concat, BATCH};
 use crate::rules::board::empty_bits;
 use crate::rules::canonical::Orientation;
 use crate::rules::moves::{has_exponent, Mover};
@@ -270,7 +270,7 @@ pub(crate) fn distinct_afterstates(
     let mut acc = Union::default();
     for (k, some) in states.chunks(slice).enumerate() {
         let first = k * slice;
-        let mut after: Vec<u64> = some
+        let pieces: Vec<Vec<u64>> = some
             .par_chunks(BATCH)
             .enumerate()
             .map_init(RecentFilter::new, |recent, (b, batch)| {
@@ -279,8 +279,8 @@ pub(crate) fn distinct_afterstates(
                 out.retain(|&t| recent.fresh(t));
                 out
             })
-            .flatten_iter()
             .collect();
+        let mut after = concat(pieces);
         sort_distinct(&mut after);
         acc.push(after);
     }

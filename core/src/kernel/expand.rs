@@ -13,7 +13,7 @@
 
 use rayon::prelude::*;
 
-use super::batch::BATCH;
+use super::batch::{concat, BATCH};
 use super::enumerate::{sort_distinct, RecentFilter};
 use crate::rules::board::empty_bits;
 use crate::rules::canonical::Orientation;
@@ -27,6 +27,16 @@ use crate::Game;
 /// unsorted, with repeats (those of nearby afterstates dropped). On all
 /// threads.
 pub fn spawns(game: &Game, orientation: Orientation, tile: u8, afterstates: &[u64]) -> Vec<u64> {
+    concat(spawn_pieces(game, orientation, tile, afterstates))
+}
+
+/// [`spawns`] in pieces, as the threads made them.
+fn spawn_pieces(
+    game: &Game,
+    orientation: Orientation,
+    tile: u8,
+    afterstates: &[u64],
+) -> Vec<Vec<u64>> {
     let (shape, mover) = (game.shape, Mover::new(game.shape));
     afterstates
         .par_chunks(BATCH)
@@ -44,7 +54,6 @@ pub fn spawns(game: &Game, orientation: Orientation, tile: u8, afterstates: &[u6
             });
             out
         })
-        .flatten_iter()
         .collect()
 }
 
@@ -57,9 +66,10 @@ pub fn expand(
     afterstates: [&[u64]; 2],
     states: &[u64],
 ) -> Vec<u64> {
-    let mut keys = spawns(game, orientation, 1, afterstates[0]);
-    keys.extend(spawns(game, orientation, 2, afterstates[1]));
-    keys.extend_from_slice(states);
+    let mut pieces = spawn_pieces(game, orientation, 1, afterstates[0]);
+    pieces.extend(spawn_pieces(game, orientation, 2, afterstates[1]));
+    pieces.push(states.to_vec());
+    let mut keys = concat(pieces);
     sort_distinct(&mut keys);
     keys
 }

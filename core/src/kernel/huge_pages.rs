@@ -9,13 +9,30 @@
 /// Size of a transparent huge page on x86-64 and aarch64 Linux.
 const HUGE_PAGE: usize = 2 << 20;
 
-/// A vector of `len` copies of `fill`, its memory advised to be backed by
-/// huge pages before it is first touched.
-pub fn huge_vec<T: Clone>(len: usize, fill: T) -> Vec<T> {
-    let mut v: Vec<T> = Vec::with_capacity(len);
-    advise_huge_pages(v.as_ptr() as usize, len * std::mem::size_of::<T>());
-    v.resize(len, fill);
-    v
+/// Types whose every byte zero is a valid value.
+///
+/// # Safety
+/// A value whose bytes are all zero must be a valid `Self`.
+pub unsafe trait Zeroed {}
+
+/// A vector of `len` all-zero `T`s, its memory advised to be backed by huge
+/// pages. Allocated zeroed: a large one is fresh pages from the operating
+/// system, touched first by whichever thread writes each, not filled here
+/// on one thread.
+pub fn huge_zeroed<T: Zeroed>(len: usize) -> Vec<T> {
+    let layout = std::alloc::Layout::array::<T>(len).expect("a table that fits the address space");
+    if layout.size() == 0 {
+        return Vec::new();
+    }
+    // SAFETY: the layout has a non-zero size.
+    let ptr = unsafe { std::alloc::alloc_zeroed(layout) } as *mut T;
+    if ptr.is_null() {
+        std::alloc::handle_alloc_error(layout);
+    }
+    advise_huge_pages(ptr as usize, layout.size());
+    // SAFETY: `ptr` was allocated by the global allocator with the layout of
+    // `len` `T`s, all of them zero bytes, which `T: Zeroed` makes valid.
+    unsafe { Vec::from_raw_parts(ptr, len, len) }
 }
 
 /// Ask the kernel to back the whole huge pages inside `[addr, addr + bytes)`
@@ -42,11 +59,16 @@ fn advise_huge_pages(addr: usize, bytes: usize) {
 mod tests {
     use super::*;
 
+    // SAFETY: zero is a u64.
+    unsafe impl Zeroed for u64 {}
+
     #[test]
-    fn huge_vec_is_filled() {
-        let v = huge_vec(3 * HUGE_PAGE / 8 + 5, 7u64);
+    fn huge_zeroed_is_zero() {
+        let mut v = huge_zeroed::<u64>(3 * HUGE_PAGE / 8 + 5);
         assert_eq!(v.len(), 3 * HUGE_PAGE / 8 + 5);
-        assert!(v.iter().all(|&x| x == 7));
-        assert!(huge_vec(0, 1u8).is_empty());
+        assert!(v.iter().all(|&x| x == 0));
+        v.push(7);
+        assert_eq!(v.last(), Some(&7));
+        assert!(huge_zeroed::<u64>(0).is_empty());
     }
 }

@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 
 use rayon::prelude::*;
 
-use crate::kernel::huge_pages::huge_vec;
+use crate::kernel::huge_pages::{huge_zeroed, Zeroed};
 use crate::space::ids::mix;
 
 /// The slots of a table sized for `capacity` states (1.5 times the
@@ -44,14 +44,8 @@ struct Slot {
     value: AtomicU64,
 }
 
-impl Clone for Slot {
-    fn clone(&self) -> Slot {
-        Slot {
-            key: AtomicU64::new(self.key.load(Relaxed)),
-            value: AtomicU64::new(self.value.load(Relaxed)),
-        }
-    }
-}
+// SAFETY: two atomic u64s, zero bytes each a 0: the empty slot.
+unsafe impl Zeroed for Slot {}
 
 /// Chunks of a layer a worker reads ahead while it builds the layer's table
 /// (each is inserted as it arrives): what capacity planning charges for the
@@ -95,13 +89,10 @@ pub struct ValueTable {
 impl ValueTable {
     /// An empty table sized for `capacity` states.
     pub fn with_capacity(capacity: usize) -> ValueTable {
-        let empty = Slot {
-            key: AtomicU64::new(0),
-            value: AtomicU64::new(0),
-        };
         let (slots, range_bits) = layout(capacity);
         ValueTable {
-            slots: huge_vec(slots, empty),
+            // All zero: every slot empty (key 0).
+            slots: huge_zeroed(slots),
             range_bits,
             len: AtomicUsize::new(0),
             capacity: capacity.max(1),

@@ -135,10 +135,14 @@ fn expand_runs(
                 break;
             }
             match spawns {
+                None if raw.is_empty() => raw = some,
                 None => raw.extend_from_slice(&some),
                 Some(tile) => {
                     let made = kernel::spawns(&job.game, Orientation::Canonical, tile, &some);
-                    raw.extend_from_slice(&made);
+                    match raw.is_empty() {
+                        true => raw = made,
+                        false => raw.extend_from_slice(&made),
+                    }
                 }
             }
             if raw.len() >= held {

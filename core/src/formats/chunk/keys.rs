@@ -34,9 +34,18 @@ pub(crate) fn parse_varint_keys(
     body: &[u8],
     count: usize,
 ) -> Result<(Vec<u64>, usize), FormatError> {
-    let mut keys = Vec::with_capacity(count);
+    let mut keys = vec![0u64; count];
+    let used = parse_into(body, &mut keys, true)?;
+    Ok((keys, used))
+}
+
+/// Fills `out` with the keys the varints at the start of `body` sum to
+/// (from 0), and returns the bytes they took; a delta of 0 is an error but
+/// for the first key where `zero_first`.
+fn parse_into(body: &[u8], out: &mut [u64], zero_first: bool) -> Result<usize, FormatError> {
     let (mut pos, mut prev) = (0usize, 0u64);
-    for i in 0..count {
+    let count = out.len();
+    for (i, key) in out.iter_mut().enumerate() {
         let short = body
             .get(pos..)
             .and_then(|rest| rest.first_chunk::<8>())
@@ -54,15 +63,15 @@ pub(crate) fn parse_varint_keys(
                 d
             }
         };
-        if d == 0 && i > 0 {
+        if d == 0 && (i > 0 || !zero_first) {
             return Err(FormatError::Body("keys not strictly increasing".into()));
         }
         prev = prev
             .checked_add(d)
             .ok_or_else(|| FormatError::Body("key overflow".into()))?;
-        keys.push(prev);
+        *key = prev;
     }
-    Ok((keys, pos))
+    Ok(pos)
 }
 
 /// The varint at the start of `bytes`, a byte at a time, and its length;
@@ -83,6 +92,68 @@ fn byte_varint(bytes: &[u8]) -> Result<(u64, usize), Option<FormatError>> {
     Err((!bytes.is_empty()).then(|| FormatError::Body("varint cut off".into())))
 }
 
+/// Keys from which [`decode_keys`] parses a body on all threads.
+const PARALLEL_PARSE_FROM: usize = 1 << 18;
+
+/// Body bytes a piece of [`parse_in_pieces`] takes, about.
+const PARSE_PIECE: usize = 1 << 18;
+
+/// The `count` keys of a well-formed `body` made by [`varint_body`] and its
+/// length, parsed in pieces on all threads, or `None` for any other body
+/// (which [`parse_varint_keys`] then reads, to name what is wrong). A piece
+/// starts after a byte whose high bit is clear, which ends a varint, so
+/// each piece holds whole varints, as many as such bytes: each piece's
+/// keys are summed from 0 in its own place, then moved up by the sum of
+/// the deltas before it.
+fn parse_in_pieces(body: &[u8], count: usize) -> Option<(Vec<u64>, usize)> {
+    use rayon::prelude::*;
+    let mut starts = vec![0];
+    let mut at = PARSE_PIECE;
+    while at < body.len() {
+        while at < body.len() && body[at - 1] & 0x80 != 0 {
+            at += 1;
+        }
+        if at < body.len() {
+            starts.push(at);
+        }
+        at += PARSE_PIECE;
+    }
+    starts.push(body.len());
+    let pieces: Vec<&[u8]> = starts.windows(2).map(|w| &body[w[0]..w[1]]).collect();
+    let counts: Vec<usize> = pieces
+        .par_iter()
+        .map(|p| p.iter().filter(|&&b| b & 0x80 == 0).count())
+        .collect();
+    if counts.iter().sum::<usize>() != count {
+        return None;
+    }
+    let mut keys = vec![0u64; count];
+    let mut outs: Vec<&mut [u64]> = Vec::with_capacity(pieces.len());
+    let mut rest = keys.as_mut_slice();
+    for &n in &counts {
+        let (out, more) = rest.split_at_mut(n);
+        outs.push(out);
+        rest = more;
+    }
+    // Each piece's keys as sums of its own deltas, and its last sum.
+    let sums: Vec<Option<u64>> = (pieces.par_iter().zip(outs.par_iter_mut()).enumerate())
+        .map(|(i, (piece, out))| {
+            let used = parse_into(piece, out, i == 0).ok()?;
+            (used == piece.len()).then(|| out.last().copied().unwrap_or(0))
+        })
+        .collect();
+    let mut bases = Vec::with_capacity(sums.len());
+    let mut base = 0u64;
+    for sum in sums {
+        bases.push(base);
+        base = base.checked_add(sum?)?;
+    }
+    outs.into_par_iter()
+        .zip(bases)
+        .for_each(|(out, base)| out.iter_mut().for_each(|k| *k += base));
+    Some((keys, body.len()))
+}
+
 /// Decode and verify keys; `expect` names the chunk the reader asked for.
 /// The body is decompressed whole and read in one loop.
 pub fn decode_keys(bytes: &[u8], expect: &ChunkHeader) -> Result<Vec<u64>, FormatError> {
@@ -94,7 +165,12 @@ pub fn decode_keys(bytes: &[u8], expect: &ChunkHeader) -> Result<Vec<u64>, Forma
     let most = 10 * count + 1;
     let limit = content_size(payload).map_or(most, |size| (size as usize).min(most));
     let body = decompress(payload, limit)?;
-    let (keys, used) = parse_varint_keys(&body, count)?;
+    let (keys, used) = match count >= PARALLEL_PARSE_FROM {
+        true => {
+            parse_in_pieces(&body, count).map_or_else(|| parse_varint_keys(&body, count), Ok)?
+        }
+        false => parse_varint_keys(&body, count)?,
+    };
     if used != body.len() {
         return Err(FormatError::Body(format!(
             "more keys than the {count} the header says"
@@ -330,6 +406,60 @@ mod tests {
                 assert_eq!(short_varint(u64::from_le_bytes(w)), want, "{d:#x}");
             }
         }
+    }
+
+    /// A large body parsed in pieces gives the keys the one loop gives;
+    /// one that is not well formed is left to that loop, which names what
+    /// is wrong, through `decode_keys` too.
+    #[test]
+    fn bodies_parse_in_pieces_as_in_one_loop() {
+        let mut seed = 11u64;
+        let mut key = 0u64;
+        let keys: Vec<u64> = (0..(3 * PARALLEL_PARSE_FROM + 77))
+            .map(|i| {
+                seed = crate::space::ids::mix(seed);
+                // Deltas of 1 to 9 bytes, mostly short.
+                let bits = match i {
+                    5 | 600_000 => 57,
+                    _ if i % 1000 == 0 => 44,
+                    _ => seed % 20,
+                };
+                key += 1 + (seed >> (64 - bits.max(1)));
+                key
+            })
+            .collect();
+        let body = varint_body(&keys);
+        assert_eq!(
+            parse_in_pieces(&body, keys.len()),
+            Some((keys.clone(), body.len()))
+        );
+        let h = header(ChunkKind::States, keys.len() as u64);
+        assert_eq!(decode_keys(&encode_keys(&h, &keys, 1), &h).unwrap(), keys);
+        // A key repeated in a later piece, a cut body, a wrong count.
+        let mut repeated = keys.clone();
+        repeated[2 * PARALLEL_PARSE_FROM] = repeated[2 * PARALLEL_PARSE_FROM - 1];
+        let repeated = {
+            let mut b = Vec::new();
+            let mut prev = 0;
+            for &k in &repeated {
+                let mut d = k - prev;
+                prev = k;
+                while d >= 0x80 {
+                    b.push((d as u8) | 0x80);
+                    d >>= 7;
+                }
+                b.push(d as u8);
+            }
+            b
+        };
+        assert_eq!(parse_in_pieces(&repeated, keys.len()), None);
+        let e = parse_varint_keys(&repeated, keys.len()).unwrap_err();
+        assert!(e.to_string().contains("not strictly increasing"), "{e}");
+        assert_eq!(parse_in_pieces(&body[..body.len() - 1], keys.len()), None);
+        assert_eq!(parse_in_pieces(&body, keys.len() - 1), None);
+        let bytes = h.write(&compress(&repeated, 1));
+        let e = decode_keys(&bytes, &h).unwrap_err();
+        assert!(e.to_string().contains("not strictly increasing"), "{e}");
     }
 
     /// A body written under a header with another count, with checksums
