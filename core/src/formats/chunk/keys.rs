@@ -92,7 +92,8 @@ fn byte_varint(bytes: &[u8]) -> Result<(u64, usize), Option<FormatError>> {
     Err((!bytes.is_empty()).then(|| FormatError::Body("varint cut off".into())))
 }
 
-/// Keys from which [`decode_keys`] parses a body on all threads.
+/// Keys from which [`decode_keys`] parses a body on all threads, where it
+/// has more than one.
 const PARALLEL_PARSE_FROM: usize = 1 << 18;
 
 /// Body bytes a piece of [`parse_in_pieces`] takes, about.
@@ -165,7 +166,8 @@ pub fn decode_keys(bytes: &[u8], expect: &ChunkHeader) -> Result<Vec<u64>, Forma
     let most = 10 * count + 1;
     let limit = content_size(payload).map_or(most, |size| (size as usize).min(most));
     let body = decompress(payload, limit)?;
-    let (keys, used) = match count >= PARALLEL_PARSE_FROM {
+    // On one thread the pieces are only extra passes.
+    let (keys, used) = match count >= PARALLEL_PARSE_FROM && rayon::current_num_threads() > 1 {
         true => {
             parse_in_pieces(&body, count).map_or_else(|| parse_varint_keys(&body, count), Ok)?
         }
