@@ -70,10 +70,10 @@ const CHUNK_RECORD_BYTES: f64 = 512.0;
 
 /// The coordinator's memory for a job of `layers` with chunks of
 /// `chunk_size`: a record of every chunk, and the references to requests. A
-/// layer's chunks ask in the backward pass, beside the solve of the layer
-/// four above their own, and their requests are freed once their layer is
-/// solved, so at most three adjacent layers' requests are referenced at
-/// once (and, in the forward pass, two layers' runs, whose frames it adds).
+/// layer's chunks ask in the backward pass, once the layer four above
+/// their own is solved, and their requests are freed once their layer is
+/// solved, so at most two adjacent layers' requests are referenced at once
+/// (and, in the forward pass, two layers' runs, whose frames it adds).
 pub fn coordinator_bytes(layers: &[LayerCount], chunk_size: u64) -> u64 {
     let fill = STATES_PER_CHUNK_OF_DEFAULT / solve2048_core::task::DEFAULT_CHUNK_SIZE as f64;
     let chunks_of = |states: u64| states as f64 / (fill * chunk_size.max(1) as f64);
@@ -97,7 +97,7 @@ pub fn coordinator_bytes(layers: &[LayerCount], chunk_size: u64) -> u64 {
             .max()
             .unwrap_or(0)
     };
-    let references = chunks_of(held(3)) * REQUESTS_PER_CHUNK * REQUEST_REF_BYTES;
+    let references = chunks_of(held(2)) * REQUESTS_PER_CHUNK * REQUEST_REF_BYTES;
     // The forward pass references two layers' runs, and their frames.
     let frames = held(2) as f64 * RUN_KEYS_PER_STATE / run_frame_keys(chunk_size) as f64;
     (records + references + frames * RUN_FRAME_REF_BYTES) as u64 + PROCESS_BYTES
@@ -273,7 +273,7 @@ mod tests {
         assert_eq!(small.tasks, large.tasks);
         assert_eq!(small.needed_bytes, large.needed_bytes);
         // Only the coordinator grows with the states: a record a chunk,
-        // and the request references of the largest three adjacent layers.
+        // and the request references of the largest two adjacent layers.
         assert!(large.coordinator_bytes > 1000 * (small.coordinator_bytes - PROCESS_BYTES));
         let pair = |a: u32, b: u32| memory(&[layer(a, 1 << 30), layer(b, 1 << 30)], 1 << 22, &c);
         let adjacent = pair(10, 12).coordinator_bytes;

@@ -8,9 +8,8 @@
 //! enumerates S (its runs are written). The backward pass, from
 //! the top down, at each layer S: solves S (`values/`, `policy/`); deletes
 //! the requests of S (its solve read them beside their responses) and the
-//! responses the gather of S+4 wrote (they answered S+2 and S); gathers S
-//! (responses for S-2 and S-4). The chunks of S-4 ask (`requests/`) beside
-//! the solve of S, so the requests of three layers meet at its end. The
+//! responses the gather of S+4 wrote (they answered S+2 and S); lets the
+//! chunks of S-4 ask (`requests/`); gathers S (responses for S-2 and S-4). The
 //! store is taken after each of these stages; the peak is the largest,
 //! the final what is left. Records (`commits/`, `layers/`) are counted whole
 //! at every step: an upper figure. Every layer's values and policy take the
@@ -283,14 +282,18 @@ impl Walk {
     }
 
     /// The backward pass from layer `top` down, values and policy taking
-    /// `(values, policy)` bytes a state: each layer solved with the asks of
-    /// the layer four below beside it, the requests and responses it read
-    /// deleted, and its gather.
+    /// `(values, policy)` bytes a state: each layer solved, the requests
+    /// and responses it read deleted, the asks of the layer four below, and
+    /// its gather.
     fn backward(&mut self, top: u32, (values, policy): (f64, f64)) {
         let mut requests: BTreeMap<u32, u64> = BTreeMap::new();
         let mut responses: BTreeMap<u32, u64> = BTreeMap::new();
         for s in (4..=top).rev().step_by(2) {
-            // The chunks of the layer four below ask beside the solve.
+            self.live.values += self.bytes(s, values);
+            self.live.policy += self.bytes(s, policy);
+            self.check("solve", "solve", s);
+            self.live.requests -= requests.remove(&s).unwrap_or(0);
+            self.live.responses -= responses.remove(&(s + 4)).unwrap_or(0);
             let asking = if s == top {
                 vec![s - 2, s - 4]
             } else {
@@ -300,12 +303,8 @@ impl Walk {
                 let q = self.bytes(l, self.per(l).requests);
                 requests.insert(l, q);
                 self.live.requests += q;
+                self.check("solve", "ask", s);
             }
-            self.live.values += self.bytes(s, values);
-            self.live.policy += self.bytes(s, policy);
-            self.check("solve", "solve", s);
-            self.live.requests -= requests.remove(&s).unwrap_or(0);
-            self.live.responses -= responses.remove(&(s + 4)).unwrap_or(0);
             let answered: u64 = [s.saturating_sub(2), s.saturating_sub(4)]
                 .into_iter()
                 .filter(|&l| l >= 4)
@@ -411,15 +410,14 @@ mod tests {
             assert_eq!(p.states, s.states_bytes);
         }
         // At most a layer's runs and the share of another's that feeds two
-        // layers up; three layers of requests (two asked, one being read by
-        // the solve beside the asks), three of responses.
+        // layers up; two layers of requests, three of responses.
         let per = layer_bytes(nearest(4, 21_000_000), 1e6 / (1u64 << 22) as f64);
         let runs = 1e6 * per.runs;
         assert!(
             p.runs as f64 <= runs + runs * (1.0 - NEXT_LAYER_RUNS_SHARE) + 1.0,
             "{p:?}"
         );
-        assert!(p.requests as f64 <= 3.0 * 1e6 * per.requests, "{p:?}");
+        assert!(p.requests as f64 <= 2.0 * 1e6 * per.requests, "{p:?}");
         assert!(p.responses as f64 <= 3.0 * 1e6 * per.responses, "{p:?}");
     }
 

@@ -259,7 +259,7 @@ fn write_memory(o: &mut String, p: &Plan) {
     );
     let _ = writeln!(
         o,
-        "  the coordinator: {} (a record of every chunk, and the references to the requests of the three largest adjacent layers, or to the runs and their frames of two)",
+        "  the coordinator: {} (a record of every chunk, and the references to the requests of the two largest adjacent layers, or to the runs and their frames of two)",
         human::bytes(m.coordinator_bytes)
     );
     if !p.fits {

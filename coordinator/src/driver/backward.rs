@@ -1,5 +1,5 @@
 //! The backward pass: for each layer from the top down, solve its chunks
-//! from their requests and responses while the chunks of the layer four
+//! from their requests and responses, then let the chunks of the layer four
 //! below ask for their spawn sums (requests), then let its groups answer the
 //! requests of the two layers below; finally the start value.
 
@@ -63,7 +63,15 @@ impl Driver<'_> {
                 .flat_map(|s| layers.get(s).into_iter().flatten())
                 .map(|c| self.ask(c, &sizes))
                 .collect();
-            self.solve_layer(sum, layers, asks, &mut carried).await?;
+            self.solve_layer(sum, layers, &mut carried).await?;
+            if !asks.is_empty() {
+                for (key, out) in self.stage(Phase::Solve, StageKind::Ask, sum, asks).await? {
+                    match out {
+                        TaskOutput::Requests(asked) => file_requests(&mut carried.requests, asked),
+                        other => return Err(unexpected(&key, &other)),
+                    }
+                }
+            }
             self.gather_layer(sum, &mut carried).await?;
         }
         let start_value = self.start_value(&carried.solved).await?;
@@ -80,19 +88,16 @@ impl Driver<'_> {
     }
 
     /// Solves the chunks of layer `sum` of `layers` from their requests and
-    /// responses, and runs `asks` (the chunks of a layer below asking) beside
-    /// them, so that neither waits on the other's serial parts; indexes the
-    /// solved chunks, files the requests, and frees the bundles no chunk
-    /// still to solve reads (a group answers the two layers below it).
+    /// responses, indexes them, and frees the bundles no chunk still to solve
+    /// reads (a group answers the two layers below it).
     async fn solve_layer(
         &mut self,
         sum: u32,
         layers: &BTreeMap<u32, Vec<ChunkRef>>,
-        asks: Vec<Task>,
         carried: &mut Carried,
     ) -> Result<(), CoordinatorError> {
         let chunks = layers.get(&sum).map_or(&[][..], Vec::as_slice);
-        if chunks.is_empty() && asks.is_empty() {
+        if chunks.is_empty() {
             return Ok(());
         }
         let below: u64 = (layers.range(..sum).flat_map(|(_, c)| c))
@@ -106,16 +111,11 @@ impl Driver<'_> {
             pushes: Vec::new(),
             reference: Vec::new(),
         };
-        let mut tasks: Vec<Task> = chunks
+        let tasks: Vec<Task> = chunks
             .iter()
             .map(solve)
             .map(|t| self.with_evaluation(t))
             .collect();
-        let kind = match tasks.is_empty() {
-            true => StageKind::Ask,
-            false => StageKind::Solve,
-        };
-        tasks.extend(asks);
         let read: Vec<String> = (tasks.iter())
             .flat_map(|t| match t {
                 Task::Solve {
@@ -128,7 +128,10 @@ impl Driver<'_> {
             .map(|r| r.object)
             .collect();
         let mut refs = Vec::with_capacity(chunks.len());
-        for (key, out) in self.stage(Phase::Solve, kind, sum, tasks).await? {
+        for (key, out) in self
+            .stage(Phase::Solve, StageKind::Solve, sum, tasks)
+            .await?
+        {
             match out {
                 TaskOutput::Solved {
                     solved,
@@ -139,12 +142,8 @@ impl Driver<'_> {
                     refs.push(solved);
                     self.note_evaluated(&evaluated);
                 }
-                TaskOutput::Requests(asked) => file_requests(&mut carried.requests, asked),
                 other => return Err(unexpected(&key, &other)),
             }
-        }
-        if chunks.is_empty() {
-            return Ok(());
         }
         self.index_solved(sum, &refs).await?;
         let waiting = (carried.responses.values().chain(carried.requests.values()))

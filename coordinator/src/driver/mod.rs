@@ -323,7 +323,7 @@ impl Driver<'_> {
             tasks: tasks.len(),
         });
         tracing::info!(?phase, %stage, sum, tasks = tasks.len(), "stage");
-        self.scheduler.track(phase, &tasks);
+        self.scheduler.track(phase, stage, &tasks);
         let runner = TaskRunner {
             records: &self.records,
             scheduler: self.scheduler,

@@ -215,7 +215,7 @@ pub(super) fn addressed_to(
     to
 }
 
-/// One step of the backward pass, at layer `sum`: solve its chunks while
+/// One step of the backward pass, at layer `sum`: solve its chunks, then
 /// the chunks of `asks` ask for their spawn sums, then its groups answer
 /// the requests addressed to them (from layers `sum - 2` and `sum - 4`).
 #[derive(Debug, PartialEq, Eq)]
@@ -230,11 +230,9 @@ pub(super) struct BackStep {
 /// layer of states, `asked_top` the highest layer any request of the
 /// forward pass is addressed to (an evaluation's), `asking` whether the
 /// chunks ask in this pass (a solve; an evaluation's asked in the forward
-/// pass). A layer asks once, beside the solve of the layer four above it
-/// (so that each fills the threads the other's serial parts leave idle),
-/// and that solve frees its own layer's requests: three layers' requests
-/// live at once at most, one of them while it is read; the top step asks
-/// for both layers below it. Requests may reach a
+/// pass). A layer asks once, after the solve of the layer two above it has
+/// freed that layer's requests, so two layers' requests live at once, not
+/// three; the top step asks for both layers below it. Requests may reach a
 /// layer past the last one (afterstates whose spawns are all lost): its
 /// step answers them too, from no states.
 pub(super) fn backward_steps(last: u32, asked_top: Option<u32>, asking: bool) -> Vec<BackStep> {

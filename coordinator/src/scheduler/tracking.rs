@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use solve2048_core::space::ids::{ChunkId, PartId};
-use solve2048_core::task::{Phase, Task};
+use solve2048_core::task::{Phase, StageKind, Task};
 use tokio::time::Instant;
 
 use super::progress::{
@@ -51,9 +51,8 @@ impl Scheduler {
             .unwrap_or(0)
     }
 
-    /// Enter the tasks of a stage in the task table as pending, each under
-    /// its own kind (a backward stage runs solves and asks).
-    pub fn track(&self, phase: Phase, tasks: &[Task]) {
+    /// Enter the tasks of a stage in the task table as pending.
+    pub fn track(&self, phase: Phase, stage: StageKind, tasks: &[Task]) {
         let mut st = self.state.lock().unwrap();
         for task in tasks {
             let (part, chunk, states) = describe(task);
@@ -62,7 +61,7 @@ impl Scheduler {
                 TaskEntry {
                     key: task.key(),
                     phase,
-                    stage: task.kind(),
+                    stage,
                     part,
                     chunk,
                     states,
@@ -263,7 +262,6 @@ impl Scheduler {
 mod tests {
     use super::*;
     use crate::scheduler::LeaseConfig;
-    use solve2048_core::task::StageKind;
 
     /// A committed enumerate or solve task of `states` states, of the
     /// layer its key ends with.
