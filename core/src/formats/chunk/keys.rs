@@ -438,29 +438,16 @@ mod tests {
         let h = header(ChunkKind::States, keys.len() as u64);
         assert_eq!(decode_keys(&encode_keys(&h, &keys, 1), &h).unwrap(), keys);
         // A key repeated in a later piece, a cut body, a wrong count.
-        let mut repeated = keys.clone();
-        repeated[2 * PARALLEL_PARSE_FROM] = repeated[2 * PARALLEL_PARSE_FROM - 1];
-        let repeated = {
-            let mut b = Vec::new();
-            let mut prev = 0;
-            for &k in &repeated {
-                let mut d = k - prev;
-                prev = k;
-                while d >= 0x80 {
-                    b.push((d as u8) | 0x80);
-                    d >>= 7;
-                }
-                b.push(d as u8);
-            }
-            b
-        };
-        assert_eq!(parse_in_pieces(&repeated, keys.len()), None);
-        let e = parse_varint_keys(&repeated, keys.len()).unwrap_err();
+        // A zero delta (the key before repeated) spliced in at a later piece.
+        let at = varint_body(&keys[..2 * PARALLEL_PARSE_FROM]).len();
+        let repeated = [&body[..at], &[0u8], &body[at..]].concat();
+        assert_eq!(parse_in_pieces(&repeated, keys.len() + 1), None);
+        let e = parse_varint_keys(&repeated, keys.len() + 1).unwrap_err();
         assert!(e.to_string().contains("not strictly increasing"), "{e}");
         assert_eq!(parse_in_pieces(&body[..body.len() - 1], keys.len()), None);
         assert_eq!(parse_in_pieces(&body, keys.len() - 1), None);
-        let bytes = h.write(&compress(&repeated, 1));
-        let e = decode_keys(&bytes, &h).unwrap_err();
+        let hr = header(ChunkKind::States, keys.len() as u64 + 1);
+        let e = decode_keys(&hr.write(&compress(&repeated, 1)), &hr).unwrap_err();
         assert!(e.to_string().contains("not strictly increasing"), "{e}");
     }
 
