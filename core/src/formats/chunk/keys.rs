@@ -10,11 +10,54 @@ pub fn encode_keys(header: &ChunkHeader, keys: &[u64], level: i32) -> Vec<u8> {
 }
 
 /// The body of sorted, distinct keys: the first as a varint, each later one
-/// as the varint of its difference from the one before.
+/// as the varint of its difference from the one before. A large body is
+/// written in pieces on all threads, where there are more than one: each
+/// piece's length is counted first, then each writes its own place (the
+/// same bytes, and no more memory, than one loop).
 pub(crate) fn varint_body(keys: &[u64]) -> Vec<u8> {
     debug_assert!(keys.windows(2).all(|w| w[0] < w[1]));
-    let mut body = Vec::with_capacity(keys.len() * 3);
-    let mut prev = 0u64;
+    if keys.len() < PARALLEL_PARSE_FROM || rayon::current_num_threads() < 2 {
+        let mut body = Vec::with_capacity(keys.len() * 3);
+        push_varints(&mut body, 0, keys);
+        return body;
+    }
+    use rayon::prelude::*;
+    // The key before piece `i`'s first: where its first difference is from.
+    let before = |i: usize| if i > 0 { keys[i * ENCODE_PIECE - 1] } else { 0 };
+    let lens: Vec<usize> = (keys.par_chunks(ENCODE_PIECE).enumerate())
+        .map(|(i, piece)| {
+            let mut prev = before(i);
+            piece
+                .iter()
+                .map(|&k| {
+                    let bits = 64 - (k - std::mem::replace(&mut prev, k)).leading_zeros();
+                    bits.div_ceil(7).max(1) as usize
+                })
+                .sum()
+        })
+        .collect();
+    let mut body = vec![0u8; lens.iter().sum()];
+    let mut places = Vec::with_capacity(lens.len());
+    let mut rest = body.as_mut_slice();
+    for &n in &lens {
+        let (place, more) = rest.split_at_mut(n);
+        places.push(place);
+        rest = more;
+    }
+    (keys.par_chunks(ENCODE_PIECE).zip(places).enumerate()).for_each(|(i, (piece, place))| {
+        let mut out = Vec::with_capacity(place.len());
+        push_varints(&mut out, before(i), piece);
+        place.copy_from_slice(&out);
+    });
+    body
+}
+
+/// Keys a piece of a body written on all threads holds.
+const ENCODE_PIECE: usize = 1 << 16;
+
+/// Push onto `body` the varints of `keys`' differences, the first from
+/// `prev`.
+fn push_varints(body: &mut Vec<u8>, mut prev: u64, keys: &[u64]) {
     for &k in keys {
         let mut d = k - prev;
         prev = k;
@@ -24,7 +67,6 @@ pub(crate) fn varint_body(keys: &[u64]) -> Vec<u8> {
         }
         body.push(d as u8);
     }
-    body
 }
 
 /// The first `count` keys of a decompressed body made by [`varint_body`],
@@ -449,6 +491,44 @@ mod tests {
         let hr = header(ChunkKind::States, keys.len() as u64 + 1);
         let e = decode_keys(&hr.write(&compress(&repeated, 1)), &hr).unwrap_err();
         assert!(e.to_string().contains("not strictly increasing"), "{e}");
+    }
+
+    /// A large body written in pieces on several threads is, byte for
+    /// byte, the one loop's, with deltas of every length at the pieces'
+    /// edges; on one thread it is the one loop.
+    #[test]
+    fn bodies_written_in_pieces_are_the_one_loops_bytes() {
+        let mut key = 0u64;
+        let keys: Vec<u64> = (1..(5 * ENCODE_PIECE as u64 + 3))
+            .map(|i| {
+                // Deltas of 1 to 41 bits wherever they fall in a piece, and
+                // one of 63 as a piece starts.
+                let long = if i == 2 * ENCODE_PIECE as u64 + 1 {
+                    1 << 62
+                } else {
+                    0
+                };
+                key += 1 + long + (crate::space::ids::mix(i) >> (i % 64)) % (1 << 40);
+                key
+            })
+            .collect();
+        assert!(keys.len() >= PARALLEL_PARSE_FROM);
+        let mut one_loop = Vec::new();
+        push_varints(&mut one_loop, 0, &keys);
+        for threads in [1, 3] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            assert!(
+                pool.install(|| varint_body(&keys)) == one_loop,
+                "{threads} threads"
+            );
+        }
+        assert_eq!(
+            parse_varint_keys(&one_loop, keys.len()).unwrap(),
+            (keys, one_loop.len())
+        );
     }
 
     /// A body written under a header with another count, with checksums
