@@ -1,5 +1,5 @@
 //! How many states a rayon job takes at a time inside a kernel ([`BATCH`]),
-//! and the one concatenation of what the jobs made ([`concat`]).
+//! and the one concatenation of what the jobs made ([`concat`], [`append`]).
 
 use rayon::prelude::*;
 
@@ -12,16 +12,26 @@ const PARALLEL_CONCAT_FROM: usize = 1 << 18;
 /// `pieces` one after another, copied on all threads when they are many
 /// keys (rayon's own collect of an unindexed iterator appends them on one).
 pub(super) fn concat(pieces: Vec<Vec<u64>>) -> Vec<u64> {
-    let total = pieces.iter().map(Vec::len).sum();
     if pieces.len() == 1 {
         return pieces.into_iter().next().expect("one piece");
     }
+    let mut out = Vec::new();
+    append(&mut out, pieces);
+    out
+}
+
+/// `pieces` appended to `out` one after another, copied on all threads when
+/// they are many keys; `out` grows as `extend` grows it.
+pub(super) fn append(out: &mut Vec<u64>, pieces: Vec<Vec<u64>>) {
+    let total = pieces.iter().map(Vec::len).sum();
+    out.reserve(total);
     if total < PARALLEL_CONCAT_FROM {
-        return pieces.concat();
+        pieces.iter().for_each(|p| out.extend_from_slice(p));
+        return;
     }
-    let mut out = vec![0u64; total];
+    let start = out.len();
     let mut places = Vec::with_capacity(pieces.len());
-    let mut rest = out.as_mut_slice();
+    let mut rest = &mut out.spare_capacity_mut()[..total];
     for p in &pieces {
         let (place, more) = rest.split_at_mut(p.len());
         places.push(place);
@@ -30,8 +40,14 @@ pub(super) fn concat(pieces: Vec<Vec<u64>>) -> Vec<u64> {
     places
         .into_par_iter()
         .zip(pieces.par_iter())
-        .for_each(|(place, p)| place.copy_from_slice(p));
-    out
+        .for_each(|(place, p)| {
+            place.iter_mut().zip(p).for_each(|(to, &key)| {
+                to.write(key);
+            })
+        });
+    // SAFETY: the `total` places after `start` were reserved above and each
+    // was written, by the piece whose place it is.
+    unsafe { out.set_len(start + total) };
 }
 
 #[cfg(test)]
@@ -50,5 +66,20 @@ mod tests {
         }
         assert!(concat(Vec::new()).is_empty());
         assert_eq!(concat(vec![vec![3, 4]]), vec![3, 4]);
+    }
+
+    /// Pieces appended after the keys there are, few and many.
+    #[test]
+    fn append_keeps_what_was_there() {
+        for (n, len) in [(300u64, 7u64), (40, 10_000)] {
+            let pieces: Vec<Vec<u64>> = (0..n)
+                .map(|i| (0..i % len).map(|k| i * 100_000 + k).collect())
+                .collect();
+            let mut out = vec![1, 2, 3];
+            let mut want = out.clone();
+            want.extend(pieces.iter().flatten());
+            append(&mut out, pieces);
+            assert_eq!(out, want);
+        }
     }
 }

@@ -13,7 +13,7 @@
 
 use rayon::prelude::*;
 
-use super::batch::{concat, BATCH};
+use super::batch::{append, concat, BATCH};
 use super::enumerate::{sort_distinct, RecentFilter};
 use crate::rules::board::empty_bits;
 use crate::rules::canonical::Orientation;
@@ -23,11 +23,17 @@ use crate::Game;
 
 /// The boards a tile of exponent `tile` makes on each empty cell of each of
 /// `afterstates` (not won), keyed by `orientation`, lost ones left out (a
-/// spawn that fills the board and leaves no move: absorbing, not stored):
-/// unsorted, with repeats (those of nearby afterstates dropped). On all
-/// threads.
-pub fn spawns(game: &Game, orientation: Orientation, tile: u8, afterstates: &[u64]) -> Vec<u64> {
-    concat(spawn_pieces(game, orientation, tile, afterstates))
+/// spawn that fills the board and leaves no move: absorbing, not stored),
+/// appended to `out`: unsorted, with repeats (those of nearby afterstates
+/// dropped). On all threads.
+pub fn spawns(
+    game: &Game,
+    orientation: Orientation,
+    tile: u8,
+    afterstates: &[u64],
+    out: &mut Vec<u64>,
+) {
+    append(out, spawn_pieces(game, orientation, tile, afterstates));
 }
 
 /// [`spawns`] in pieces, as the threads made them.
@@ -140,8 +146,8 @@ mod tests {
         assert_eq!(out, states);
         let after = [0x11u64];
         let out = expand(&game, Orientation::Canonical, [&after, &[]], &states);
-        let mut want = spawns(&game, Orientation::Canonical, 1, &after);
-        want.extend(states);
+        let mut want = states.to_vec();
+        spawns(&game, Orientation::Canonical, 1, &after, &mut want);
         want.sort_unstable();
         want.dedup();
         assert_eq!(out, want);

@@ -138,11 +138,7 @@ fn expand_runs(
                 None if raw.is_empty() => raw = some,
                 None => raw.extend_from_slice(&some),
                 Some(tile) => {
-                    let made = kernel::spawns(&job.game, Orientation::Canonical, tile, &some);
-                    match raw.is_empty() {
-                        true => raw = made,
-                        false => raw.extend_from_slice(&made),
-                    }
+                    kernel::spawns(&job.game, Orientation::Canonical, tile, &some, &mut raw)
                 }
             }
             if raw.len() >= held {
