@@ -54,13 +54,23 @@ pub(super) fn append(out: &mut Vec<u64>, pieces: Vec<Vec<u64>>) {
 mod tests {
     use super::*;
 
+    /// Pieces of few keys in all (copied on one thread) and of many (on
+    /// all threads), with empty ones among them.
+    fn pieces() -> [Vec<Vec<u64>>; 2] {
+        let made = |n: u64, len: fn(u64) -> u64| -> Vec<Vec<u64>> {
+            (0..n)
+                .map(|i| (0..len(i)).map(|k| i * 100_000 + k).collect())
+                .collect()
+        };
+        let [few, many] = [made(300, |i| i % 7), made(40, |i| i * 400)];
+        let total = |p: &[Vec<u64>]| p.iter().map(Vec::len).sum::<usize>();
+        assert!(total(&few) < PARALLEL_CONCAT_FROM && total(&many) >= PARALLEL_CONCAT_FROM);
+        [few, many]
+    }
+
     #[test]
     fn concat_keeps_the_order() {
-        // Few keys, copied on one thread, and many, on all.
-        for (n, len) in [(300u64, 7u64), (40, 10_000)] {
-            let pieces: Vec<Vec<u64>> = (0..n)
-                .map(|i| (0..i % len).map(|k| i * 100_000 + k).collect())
-                .collect();
+        for pieces in pieces() {
             let want: Vec<u64> = pieces.iter().flatten().copied().collect();
             assert_eq!(concat(pieces), want);
         }
@@ -68,13 +78,10 @@ mod tests {
         assert_eq!(concat(vec![vec![3, 4]]), vec![3, 4]);
     }
 
-    /// Pieces appended after the keys there are, few and many.
+    /// Pieces appended after the keys there are.
     #[test]
     fn append_keeps_what_was_there() {
-        for (n, len) in [(300u64, 7u64), (40, 10_000)] {
-            let pieces: Vec<Vec<u64>> = (0..n)
-                .map(|i| (0..i % len).map(|k| i * 100_000 + k).collect())
-                .collect();
+        for pieces in pieces() {
             let mut out = vec![1, 2, 3];
             let mut want = out.clone();
             want.extend(pieces.iter().flatten());
