@@ -1,5 +1,6 @@
 //! How many states a rayon job takes at a time inside a kernel ([`BATCH`]),
-//! and the one concatenation of what the jobs made ([`concat`], [`append`]).
+//! the one concatenation of what the jobs made ([`concat`], [`append`]),
+//! and the cut of a buffer into the places jobs fill apart ([`places`]).
 
 use rayon::prelude::*;
 
@@ -30,14 +31,8 @@ pub(super) fn append(out: &mut Vec<u64>, pieces: Vec<Vec<u64>>) {
         return;
     }
     let start = out.len();
-    let mut places = Vec::with_capacity(pieces.len());
-    let mut rest = &mut out.spare_capacity_mut()[..total];
-    for p in &pieces {
-        let (place, more) = rest.split_at_mut(p.len());
-        places.push(place);
-        rest = more;
-    }
-    places
+    let spare = &mut out.spare_capacity_mut()[..total];
+    places(spare, pieces.iter().map(Vec::len))
         .into_par_iter()
         .zip(pieces.par_iter())
         .for_each(|(place, p)| {
@@ -48,6 +43,21 @@ pub(super) fn append(out: &mut Vec<u64>, pieces: Vec<Vec<u64>>) {
     // SAFETY: the `total` places after `start` were reserved above and each
     // was written, by the piece whose place it is.
     unsafe { out.set_len(start + total) };
+}
+
+/// `buffer` cut into consecutive places of `lens` items each, for threads
+/// to fill apart; panics if they pass its end.
+pub(crate) fn places<T>(
+    mut buffer: &mut [T],
+    lens: impl IntoIterator<Item = usize>,
+) -> Vec<&mut [T]> {
+    let mut out = Vec::new();
+    for n in lens {
+        let (place, rest) = buffer.split_at_mut(n);
+        out.push(place);
+        buffer = rest;
+    }
+    out
 }
 
 #[cfg(test)]

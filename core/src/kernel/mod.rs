@@ -34,6 +34,7 @@ mod slow_layers;
 pub mod solve;
 pub mod value_table;
 
+pub(crate) use batch::places;
 pub use enumerate::{
     afterstates, filed_afterstates, sort_distinct, GroupedKeys, Union, UnplannedPart,
 };

@@ -3,6 +3,7 @@
 
 use super::codec::{compress, content_size, decompress};
 use super::header::{ChunkHeader, FormatError};
+use crate::kernel::places;
 
 /// Encode sorted, distinct keys (states or a run).
 pub fn encode_keys(header: &ChunkHeader, keys: &[u64], level: i32) -> Vec<u8> {
@@ -16,7 +17,7 @@ pub fn encode_keys(header: &ChunkHeader, keys: &[u64], level: i32) -> Vec<u8> {
 /// same bytes, and no more memory, than one loop).
 pub(crate) fn varint_body(keys: &[u64]) -> Vec<u8> {
     debug_assert!(keys.windows(2).all(|w| w[0] < w[1]));
-    if keys.len() < PARALLEL_PARSE_FROM || rayon::current_num_threads() < 2 {
+    if keys.len() < PARALLEL_FROM || rayon::current_num_threads() < 2 {
         let mut body = Vec::with_capacity(keys.len() * 3);
         push_varints(&mut body, 0, keys);
         return body;
@@ -37,13 +38,7 @@ pub(crate) fn varint_body(keys: &[u64]) -> Vec<u8> {
         })
         .collect();
     let mut body = vec![0u8; lens.iter().sum()];
-    let mut places = Vec::with_capacity(lens.len());
-    let mut rest = body.as_mut_slice();
-    for &n in &lens {
-        let (place, more) = rest.split_at_mut(n);
-        places.push(place);
-        rest = more;
-    }
+    let places = places(&mut body, lens);
     (keys.par_chunks(ENCODE_PIECE).zip(places).enumerate()).for_each(|(i, (piece, place))| {
         let mut out = Vec::with_capacity(place.len());
         push_varints(&mut out, before(i), piece);
@@ -134,9 +129,9 @@ fn byte_varint(bytes: &[u8]) -> Result<(u64, usize), Option<FormatError>> {
     Err((!bytes.is_empty()).then(|| FormatError::Body("varint cut off".into())))
 }
 
-/// Keys from which [`decode_keys`] parses a body on all threads, where it
-/// has more than one.
-const PARALLEL_PARSE_FROM: usize = 1 << 18;
+/// Keys from which a body is written ([`varint_body`]) and parsed
+/// ([`decode_keys`]) in pieces on all threads, where there are more than one.
+const PARALLEL_FROM: usize = 1 << 18;
 
 /// Body bytes a piece of [`parse_in_pieces`] takes, about.
 const PARSE_PIECE: usize = 1 << 18;
@@ -171,13 +166,7 @@ fn parse_in_pieces(body: &[u8], count: usize) -> Option<(Vec<u64>, usize)> {
         return None;
     }
     let mut keys = vec![0u64; count];
-    let mut outs: Vec<&mut [u64]> = Vec::with_capacity(pieces.len());
-    let mut rest = keys.as_mut_slice();
-    for &n in &counts {
-        let (out, more) = rest.split_at_mut(n);
-        outs.push(out);
-        rest = more;
-    }
+    let mut outs = places(&mut keys, counts);
     // Each piece's keys as sums of its own deltas, and its last sum.
     let sums: Vec<Option<u64>> = (pieces.par_iter().zip(outs.par_iter_mut()).enumerate())
         .map(|(i, (piece, out))| {
@@ -209,7 +198,7 @@ pub fn decode_keys(bytes: &[u8], expect: &ChunkHeader) -> Result<Vec<u64>, Forma
     let limit = content_size(payload).map_or(most, |size| (size as usize).min(most));
     let body = decompress(payload, limit)?;
     // On one thread the pieces are only extra passes.
-    let (keys, used) = match count >= PARALLEL_PARSE_FROM && rayon::current_num_threads() > 1 {
+    let (keys, used) = match count >= PARALLEL_FROM && rayon::current_num_threads() > 1 {
         true => {
             parse_in_pieces(&body, count).map_or_else(|| parse_varint_keys(&body, count), Ok)?
         }
@@ -459,7 +448,7 @@ mod tests {
     fn bodies_parse_in_pieces_as_in_one_loop() {
         let mut seed = 11u64;
         let mut key = 0u64;
-        let keys: Vec<u64> = (0..(3 * PARALLEL_PARSE_FROM + 77))
+        let keys: Vec<u64> = (0..(3 * PARALLEL_FROM + 77))
             .map(|i| {
                 seed = crate::space::ids::mix(seed);
                 // Deltas of 1 to 9 bytes, mostly short.
@@ -481,7 +470,7 @@ mod tests {
         assert_eq!(decode_keys(&encode_keys(&h, &keys, 1), &h).unwrap(), keys);
         // A key repeated in a later piece, a cut body, a wrong count.
         // A zero delta (the key before repeated) spliced in at a later piece.
-        let at = varint_body(&keys[..2 * PARALLEL_PARSE_FROM]).len();
+        let at = varint_body(&keys[..2 * PARALLEL_FROM]).len();
         let repeated = [&body[..at], &[0u8], &body[at..]].concat();
         assert_eq!(parse_in_pieces(&repeated, keys.len() + 1), None);
         let e = parse_varint_keys(&repeated, keys.len() + 1).unwrap_err();
@@ -512,7 +501,7 @@ mod tests {
                 key
             })
             .collect();
-        assert!(keys.len() >= PARALLEL_PARSE_FROM);
+        assert!(keys.len() >= PARALLEL_FROM);
         let mut one_loop = Vec::new();
         push_varints(&mut one_loop, 0, &keys);
         for threads in [1, 3] {
