@@ -11,7 +11,8 @@ use std::collections::btree_map::{BTreeMap, Entry};
 
 use rayon::prelude::*;
 
-use super::batch::{concat, BATCH};
+use super::batch::BATCH;
+use super::distinct::{distinct_of_pieces, sort_distinct};
 use crate::rules::board::empty_bits;
 use crate::rules::canonical::Orientation;
 use crate::rules::moves::{has_exponent, Mover};
@@ -280,9 +281,7 @@ pub(crate) fn distinct_afterstates(
                 out
             })
             .collect();
-        let mut after = concat(pieces);
-        sort_distinct(&mut after);
-        acc.push(after);
+        acc.push(distinct_of_pieces(pieces));
     }
     acc.finish()
 }
@@ -331,20 +330,6 @@ fn successors_of_batch(
     });
     out
 }
-
-/// Sort `keys` and drop their repeats; a large set on all the worker's
-/// threads.
-pub fn sort_distinct(keys: &mut Vec<u64>) {
-    if keys.len() > PARALLEL_SORT_FROM {
-        keys.par_sort_unstable();
-    } else {
-        keys.sort_unstable();
-    }
-    keys.dedup();
-}
-
-/// Keys from which [`sort_distinct`] sorts on all threads.
-const PARALLEL_SORT_FROM: usize = 1 << 16;
 
 /// Sorted, distinct keys gathered as sorted runs: a run is merged into the
 /// one before it while that one is at most twice its size, so each key is

@@ -14,7 +14,8 @@
 use rayon::prelude::*;
 
 use super::batch::{append, concat, BATCH};
-use super::enumerate::{sort_distinct, RecentFilter};
+use super::distinct::sort_distinct;
+use super::enumerate::RecentFilter;
 use crate::rules::board::empty_bits;
 use crate::rules::canonical::Orientation;
 use crate::rules::moves::Mover;

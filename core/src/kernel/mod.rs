@@ -12,6 +12,8 @@
 //! its result does not depend on the number of threads.
 //!
 //! Beside the kernels:
+//! - [`sort_distinct`] and its sibling for keys that mostly repeat: keys
+//!   sorted, each once.
 //! - [`value_table`]: the in-memory value table a gather looks states up in.
 //! - [`huge_pages`]: large buffers backed by huge pages.
 //! - [`in_memory`]: a whole small game enumerated and solved in memory with
@@ -21,6 +23,7 @@
 use std::ops::Range;
 
 mod batch;
+mod distinct;
 pub mod enumerate;
 mod error;
 pub mod evaluate;
@@ -35,9 +38,8 @@ pub mod solve;
 pub mod value_table;
 
 pub(crate) use batch::places;
-pub use enumerate::{
-    afterstates, filed_afterstates, sort_distinct, GroupedKeys, Union, UnplannedPart,
-};
+pub use distinct::sort_distinct;
+pub use enumerate::{afterstates, filed_afterstates, GroupedKeys, Union, UnplannedPart};
 pub use error::SolveError;
 pub use expand::{expand, spawns};
 pub use gather::{gather, gather_pair, Spawned};
