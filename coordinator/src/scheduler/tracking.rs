@@ -75,29 +75,19 @@ impl Scheduler {
 
     /// Set the plan's estimate of every layer's states (tile sum -> states).
     pub fn set_estimate(&self, layers: BTreeMap<u32, u64>) {
-        let mut st = self.state.lock().unwrap();
-        for (sum, states) in layers {
-            st.overall.layers.entry(sum).or_insert(states);
-        }
-        st.overall.estimated = true;
+        self.state.lock().unwrap().overall.estimate(layers);
     }
 
     /// Weight each state's work by what its pass costs at `rates` (the
     /// board's, from `plan`), for the percentage and the ETA.
     pub fn set_rates(&self, rates: solve2048_plan::Rates) {
-        self.state.lock().unwrap().overall.rates = Some(rates);
+        self.state.lock().unwrap().overall.set_rates(rates);
     }
 
     /// Layer `sum` is merged and holds `states`: its real count replaces the
     /// estimate. `last`: no layer above it exists.
     pub fn layer_counted(&self, sum: u32, states: u64, last: bool) {
-        let mut st = self.state.lock().unwrap();
-        st.overall.layers.insert(sum, states);
-        if last {
-            st.overall.layers.retain(|&s, _| s <= sum);
-            st.overall.estimated = false;
-            st.overall.complete = true;
-        }
+        (self.state.lock().unwrap().overall).counted(sum, states, last);
     }
 
     /// The job's progress as a whole. Without an estimate, the layers
@@ -106,13 +96,13 @@ impl Scheduler {
     pub fn overall(&self) -> OverallProgress {
         let mut st = self.state.lock().unwrap();
         let o = &mut st.overall;
-        let known = o.estimated || o.complete;
-        let total = if known {
-            2 * o.layers.values().sum::<u64>()
-        } else {
-            0
+        let (total, work_total) = match o.estimated || o.complete {
+            true => {
+                let (states, work) = o.totals();
+                (2 * states, work)
+            }
+            false => (0, 0.0),
         };
-        let work_total = if known { o.work_total() } else { 0.0 };
         let done = if total > 0 { o.done.min(total) } else { o.done };
         let percent = (total > 0).then(|| {
             // An estimate used up is not the end: 100% waits for the real size.
@@ -409,5 +399,10 @@ mod tests {
         );
         // 120 left at 2 a second.
         assert_eq!(o.eta_seconds(2.0), Some(60.0));
+        // A real count replaces the estimate in both totals: layer 6 at
+        // 200 / 2 + 200 / 1 = 300.
+        s.layer_counted(6, 200, true);
+        let o = s.overall();
+        assert_eq!((o.total, o.work_total), (480, 330.0));
     }
 }
