@@ -37,16 +37,19 @@ const PARALLEL_SORT_FROM: usize = 1 << 16;
 
 /// Sort `keys` on `ways` threads, in place: a quicksort whose partitions
 /// are made on all of them ([`partition_on`]) down to one piece a thread,
-/// each piece then sorted by the standard library's sort. The pivot is the
-/// median of a sample. Rayon's own parallel sort partitions its whole input
-/// on one thread first, and its sort of a piece is an older one, slower by
-/// half again: on two threads it spent 20 ns of core time a key.
+/// each piece then sorted by the standard library's sort. The pivot cuts a
+/// sample of the keys in the ratio of the threads each side gets. Rayon's
+/// own parallel sort partitions its whole input on one thread first, and
+/// its sort of a piece is an older one, slower by half again: on two
+/// threads it spent 20 ns of core time a key.
 fn sort_on(keys: &mut [u64], ways: usize) {
     if ways <= 1 || keys.len() <= PARALLEL_SORT_FROM {
         keys.sort_unstable();
         return;
     }
-    let pivot = sample_median(keys);
+    // The lower keys go to `ways / 2` threads, the upper to the rest.
+    let low_ways = ways / 2;
+    let pivot = sample_quantile(keys, low_ways as f64 / ways as f64);
     let below = partition_on(keys, &|key| key < pivot, ways);
     if below == 0 {
         // The pivot is the least key: its copies go first, sorted as they
@@ -57,16 +60,17 @@ fn sort_on(keys: &mut [u64], ways: usize) {
         return;
     }
     let (low, high) = keys.split_at_mut(below);
-    rayon::join(|| sort_on(low, ways / 2), || sort_on(high, ways - ways / 2));
+    rayon::join(|| sort_on(low, low_ways), || sort_on(high, ways - low_ways));
 }
 
-/// The median of 255 keys spread evenly over `keys` (not empty).
-fn sample_median(keys: &[u64]) -> u64 {
+/// The key at `share` (from 0 to 1) of the way up a sample of 255 keys
+/// spread evenly over `keys` (not empty).
+fn sample_quantile(keys: &[u64], share: f64) -> u64 {
     const SAMPLE: usize = 255;
     let step = (keys.len() / SAMPLE).max(1);
     let mut sample: Vec<u64> = keys.iter().step_by(step).copied().collect();
-    let middle = sample.len() / 2;
-    *sample.select_nth_unstable(middle).1
+    let at = ((sample.len() as f64 * share) as usize).min(sample.len() - 1);
+    *sample.select_nth_unstable(at).1
 }
 
 /// Move the keys of `keys` that are `below` to its front, in no order, on
