@@ -42,34 +42,37 @@ pub struct Rates {
     pub source: &'static str,
 }
 
-/// 4x4 games, measured on 2026-11-28 on the 2-core development machine
-/// (release build f219265). Layers of over 2^21 states: 4x4 to 32 end to
-/// end on 2 threads, `--memory 2` (1,566,798,892 states, 99.3% of them in
-/// such layers, in 347 s forward and 975 s backward). Smaller layers and
-/// the parallel shares: 4x4 to 16 (largest layer 1,656,782 states) at 1
-/// and 2 threads (forward 5.78 and 3.97 s, backward 10.55 and 7.24 s).
+/// 4x4 games, measured on 2026-12-06 on the 2-core development machine
+/// (release build fae796d, the same passes as 1fbb852 on two threads).
+/// Layers of over 2^21 states: 4x4 to 32 end to end on 2 threads,
+/// `--memory 2` (1,566,798,892 states, 99.3% of them in such layers, in
+/// 141.9 s forward and 446.5 s backward). Smaller layers and the parallel
+/// shares: 4x4 to 16 (largest layer 1,656,782 states) at 1 and 2 threads,
+/// two runs each (forward 2.5 and 2.7 s at 1, 1.7 and 1.7 at 2; backward
+/// 5.1 and 5.9 s at 1, 3.2 and 3.5 at 2).
 pub const FOUR_BY_FOUR: Rates = Rates {
-    enumerate_per_core: 2.26e6,
-    solve_per_core: 0.80e6,
-    enumerate_cached_per_core: 4.06e6,
-    solve_cached_per_core: 2.23e6,
+    enumerate_per_core: 5.48e6,
+    solve_per_core: 1.74e6,
+    enumerate_cached_per_core: 9.03e6,
+    solve_cached_per_core: 4.27e6,
     cached_layer_states: 1 << 21,
-    enumerate_parallel: 0.63,
-    solve_parallel: 0.63,
+    enumerate_parallel: 0.69,
+    solve_parallel: 0.78,
     source: "4x4 to 32 at 2 threads; smaller layers and shares from 4x4 to 16 at 1 and 2",
 };
 
-/// 2x2 and 3x3 games, fitted on 3x3 to 1024 at 1 and 2 threads (forward
-/// 12.30 and 12.02 s, backward 29.95 and 26.57 s, 25,179,012 states, on
-/// 2026-11-28): chunks of about 16 thousand states, whose tasks a second
-/// thread does not shorten (the largest part of each layer, 83% of its
-/// states, takes about as long on 2 threads as the whole layer on 1). Its
-/// largest layer is 78,159 states: every 3x3 layer runs at one rate.
+/// 2x2 and 3x3 games, fitted on 3x3 to 1024 at 1 and 2 threads (the
+/// forward rate between the two), two runs each (forward 10.7 and 9.5 s at 1, 9.0 and 11.8 at 2; backward 17.1 and
+/// 18.0 s at 1, 14.6 and 16.4 at 2; 25,179,012 states, on 2026-12-06,
+/// release build 1fbb852): chunks of about 16 thousand states, whose tasks
+/// a second thread barely shortens (the largest part of each layer, 83% of
+/// its states, takes about as long on 2 threads as the whole layer on 1).
+/// Its largest layer is 78,159 states: every 3x3 layer runs at one rate.
 pub const SMALL_BOARDS: Rates = Rates {
-    enumerate_per_core: 1.99e6,
-    solve_per_core: 0.84e6,
-    enumerate_cached_per_core: 1.99e6,
-    solve_cached_per_core: 0.84e6,
+    enumerate_per_core: 2.23e6,
+    solve_per_core: 1.43e6,
+    enumerate_cached_per_core: 2.23e6,
+    solve_cached_per_core: 1.43e6,
     cached_layer_states: 0,
     enumerate_parallel: 0.0,
     solve_parallel: 0.0,
@@ -314,17 +317,17 @@ mod tests {
     }
 
     /// The runs the rates and shares were fitted on, against the model:
-    /// (board, target, threads, forward and backward seconds measured),
-    /// all on 2026-11-28 on the 2-core development machine. Each pass
-    /// within 15%.
+    /// (board, target, threads, forward and backward seconds measured; the
+    /// mean of two runs of the small games), all on 2026-12-06 on the
+    /// 2-core development machine. Each pass within 15%.
     #[test]
     fn durations_follow_the_measured_runs() {
         const MEASURED: [(u8, u64, u32, f64, f64); 5] = [
-            (4, 16, 1, 5.78, 10.55),
-            (4, 16, 2, 3.97, 7.24),
-            (4, 32, 2, 347.0, 975.0),
-            (3, 1024, 1, 12.30, 29.95),
-            (3, 1024, 2, 12.02, 26.57),
+            (4, 16, 1, 2.6, 5.5),
+            (4, 16, 2, 1.7, 3.35),
+            (4, 32, 2, 141.9, 446.5),
+            (3, 1024, 1, 10.1, 17.55),
+            (3, 1024, 2, 10.4, 15.5),
         ];
         for (n, target, threads, forward, backward) in MEASURED {
             let parts = part_counts(&Game::new(n.into(), target, 1.0).unwrap());
