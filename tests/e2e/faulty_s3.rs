@@ -380,9 +380,9 @@ async fn serve(conn: TcpStream, plan: Arc<Plan>) {
     }
 }
 
-/// The game solved through the proxy: smaller than the S3 suite's 3x3 to
-/// 256 (3878 tasks, some 17,000 requests, over ten minutes at 10% faults
-/// on two cores), 337 tasks and some 2,600 requests.
+/// The game solved through the proxy: smaller than 3x3 to 256 (3878
+/// tasks, some 17,000 requests, over ten minutes at 10% faults on two
+/// cores), 337 tasks and some 2,600 requests.
 const GAME: [&str; 4] = ["--board", "3", "--target", "32"];
 
 /// How long a stalled answer is held, and the job's stall timeout.
