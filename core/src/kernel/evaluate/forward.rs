@@ -218,7 +218,12 @@ fn masses(
             })
             .collect();
         // Stable: the masses of one afterstate stay in board and move order.
-        made.par_sort_by_key(|m| m.0);
+        // Rayon's stable sort on one thread is slower than the standard's.
+        if rayon::current_num_threads() > 1 {
+            made.par_sort_by_key(|m| m.0);
+        } else {
+            made.sort_by_key(|m| m.0);
+        }
         let mut at = 0;
         for same in made.chunk_by(|a, b| a.0 == b.0) {
             at = seek(after, at, same[0].0);
