@@ -64,9 +64,10 @@ pub const FOUR_BY_FOUR: Rates = Rates {
 /// 2x2 and 3x3 games, fitted on 3x3 to 1024 at 1 and 2 threads (the
 /// forward rate between the two), two runs each (forward 10.7 and 9.5 s
 /// at 1, 9.0 and 11.8 at 2; backward 17.1 and 18.0 s at 1, 14.6 and 16.4
-/// at 2; 25,179,012 states, on 2026-12-06, release build 1fbb852): chunks of about 16 thousand states, whose tasks
-/// a second thread barely shortens (the largest part of each layer, 83% of
-/// its states, takes about as long on 2 threads as the whole layer on 1).
+/// at 2; 25,179,012 states, on 2026-12-06, release build 1fbb852):
+/// chunks of about 16 thousand states, whose tasks a second thread barely
+/// shortens (the largest part of each layer, 83% of its states, takes
+/// about as long on 2 threads as the whole layer on 1).
 /// Its largest layer is 78,159 states: every 3x3 layer runs at one rate.
 pub const SMALL_BOARDS: Rates = Rates {
     enumerate_per_core: 2.23e6,

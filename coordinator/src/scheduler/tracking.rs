@@ -87,7 +87,8 @@ impl Scheduler {
     /// Layer `sum` is merged and holds `states`: its real count replaces the
     /// estimate. `last`: no layer above it exists.
     pub fn layer_counted(&self, sum: u32, states: u64, last: bool) {
-        (self.state.lock().unwrap().overall).counted(sum, states, last);
+        let mut st = self.state.lock().unwrap();
+        st.overall.counted(sum, states, last);
     }
 
     /// The job's progress as a whole. Without an estimate, the layers

@@ -24,15 +24,10 @@ pub fn sort_distinct(keys: &mut Vec<u64>) {
 /// thread that took 12.7 ns a key against 20.3 for rayon's (the 2.2 M
 /// spawns of 4x4 to 16's largest layer).
 fn sort(keys: &mut [u64]) {
-    let threads = rayon::current_num_threads();
-    if keys.len() > PARALLEL_SORT_FROM && threads > 1 {
-        sort_on(keys, threads);
-    } else {
-        keys.sort_unstable();
-    }
+    sort_on(keys, rayon::current_num_threads());
 }
 
-/// Keys from which [`sort`] sorts on all threads.
+/// Keys from which [`sort_on`] sorts on all threads.
 const PARALLEL_SORT_FROM: usize = 1 << 16;
 
 /// Sort `keys` on `ways` threads, in place: a quicksort whose partitions
