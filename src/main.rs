@@ -13,6 +13,11 @@ mod runtime;
 
 use clap::Parser;
 
+/// Large buffers in huge pages of their own ([`solve2048_core::kernel::huge_pages`]).
+#[global_allocator]
+static ALLOC: solve2048_core::kernel::huge_pages::HugePageAlloc =
+    solve2048_core::kernel::huge_pages::HugePageAlloc;
+
 /// Provably optimal 2048 policies by exhaustive enumeration and backward induction.
 #[derive(Parser)]
 #[command(name = "solve2048", version, about)]

@@ -10,8 +10,13 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
+use solve2048_core::kernel::huge_pages::HugePageAlloc;
 use solve2048_core::kernel::in_memory;
 use solve2048_core::Game;
+
+/// The job's allocator ([`solve2048_core::kernel::huge_pages`]).
+#[global_allocator]
+static ALLOC: HugePageAlloc = HugePageAlloc;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
