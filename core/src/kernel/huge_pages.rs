@@ -10,8 +10,9 @@
 //! more than 32 MiB back to the operating system when it is freed, so the
 //! next one is faulted in page by page, and the kernel zeroes each page.
 //! On the development VM a 4 KiB page costs about 0.4 s a GB that way, a
-//! 2 MiB page a tenth of it; faults were a fifth of the samples of the
-//! floor of 4x4 to 32. [`HugePageAlloc`], the binaries' global allocator,
+//! 2 MiB page that was just freed a tenth of it (one the host must back
+//! anew costs about as much as 4 KiB pages); faults were a fifth of the
+//! samples of the floor of 4x4 to 32. [`HugePageAlloc`], the binaries' global allocator,
 //! maps each allocation of [`HUGE_FROM`] bytes or more on its own, advised
 //! huge pages.
 
