@@ -15,8 +15,8 @@ use clap::Parser;
 
 /// Large buffers in huge pages of their own ([`solve2048_core::kernel::huge_pages`]).
 #[global_allocator]
-static ALLOC: solve2048_core::kernel::huge_pages::HugePageAlloc =
-    solve2048_core::kernel::huge_pages::HugePageAlloc;
+static ALLOC: solve2048_core::kernel::allocator::HugePageAlloc =
+    solve2048_core::kernel::allocator::HugePageAlloc;
 
 /// Provably optimal 2048 policies by exhaustive enumeration and backward induction.
 #[derive(Parser)]

@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use solve2048_core::kernel::huge_pages::HugePageAlloc;
+use solve2048_core::kernel::allocator::HugePageAlloc;
 use solve2048_core::kernel::in_memory;
 use solve2048_core::Game;
 

@@ -15,13 +15,15 @@
 //! - [`sort_distinct`] and its sibling for keys that mostly repeat: keys
 //!   sorted, each once.
 //! - [`value_table`]: the in-memory value table a gather looks states up in.
-//! - [`huge_pages`]: large buffers backed by huge pages.
+//! - [`huge_pages`]: large buffers backed by huge pages, and
+//!   [`allocator`], the binaries' allocator, which keeps freed ones.
 //! - [`in_memory`]: a whole small game enumerated and solved in memory with
 //!   the job's kernels (exact counts for `plan`, the kernels' test
 //!   reference).
 
 use std::ops::Range;
 
+pub mod allocator;
 mod batch;
 mod distinct;
 pub mod enumerate;
