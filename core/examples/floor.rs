@@ -14,7 +14,7 @@ use solve2048_core::kernel::allocator::HugePageAlloc;
 use solve2048_core::kernel::in_memory;
 use solve2048_core::Game;
 
-/// The job's allocator ([`solve2048_core::kernel::huge_pages`]).
+/// The job's allocator ([`solve2048_core::kernel::allocator`]).
 #[global_allocator]
 static ALLOC: HugePageAlloc = HugePageAlloc;
 

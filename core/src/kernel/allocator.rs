@@ -206,13 +206,6 @@ impl Mappings {
         self.count += 1;
         self.kept_bytes += m.1;
     }
-
-    /// Take kept mappings for `bytes` more handed out: into `pieces`, and
-    /// the ones to unmap into `evicted`; returns how many of each.
-    fn take(&mut self, bytes: usize, pieces: &mut List, evicted: &mut List) -> (usize, usize) {
-        let n = self.pick(bytes, pieces);
-        (n, self.grow_live(bytes, evicted))
-    }
 }
 
 /// [`HugePageAlloc`]'s mappings.
@@ -240,6 +233,20 @@ fn unmap_all(list: &[(usize, usize)]) {
     }
 }
 
+/// Count `bytes` more handed out, and take kept memory for them: the
+/// pieces, and how many; the kept mappings the peak no longer leaves room
+/// for are unmapped.
+fn claim(bytes: usize) -> (List, usize) {
+    let (mut pieces, mut evicted) = ([(0, 0); KEPT], [(0, 0); KEPT]);
+    let (n, e) = {
+        let mut m = mappings();
+        let n = m.pick(bytes, &mut pieces);
+        (n, m.grow_live(bytes, &mut evicted))
+    };
+    unmap_all(&evicted[..e]);
+    (pieces, n)
+}
+
 /// Move the kept `pieces` into the mapping at `dest`, side by side;
 /// returns the bytes they cover from `dest` (the rest keeps the pages it
 /// had). A piece the system refuses to move is unmapped, and its place
@@ -265,9 +272,7 @@ unsafe fn fill(dest: usize, pieces: &[(usize, usize)]) -> usize {
 /// else a new mapping with kept pieces moved in. Null if the system refuses.
 fn take(bytes: usize, zero: bool) -> *mut u8 {
     let bytes = page_bytes(bytes);
-    let (mut pieces, mut evicted) = ([(0, 0); KEPT], [(0, 0); KEPT]);
-    let (n, e) = mappings().take(bytes, &mut pieces, &mut evicted);
-    unmap_all(&evicted[..e]);
+    let (pieces, n) = claim(bytes);
     let (ptr, reused) = match pieces[..n] {
         [(addr, len)] if len == bytes => (addr as *mut u8, bytes),
         _ => {
@@ -304,8 +309,8 @@ unsafe fn give(ptr: *mut u8, bytes: usize) {
 
 /// A mapping of `old` bytes at `ptr` that [`take`] made, resized to `new`
 /// bytes, the bytes both hold kept: shrunk in place (its tail kept), or
-/// grown (moved if it must be) with kept pieces moved in after its old end. Null, and `ptr`
-/// untouched, if the system refuses.
+/// grown (moved if it must be) with kept pieces moved in after its old
+/// end. Null, and `ptr` untouched, if the system refuses.
 ///
 /// # Safety
 /// `ptr` is a live mapping of `old` bytes that [`take`] made.
@@ -334,9 +339,7 @@ unsafe fn resize(ptr: *mut u8, old: usize, new: usize) -> *mut u8 {
         }
         return to;
     }
-    let (mut pieces, mut evicted) = ([(0, 0); KEPT], [(0, 0); KEPT]);
-    let (n, e) = mappings().take(new - old, &mut pieces, &mut evicted);
-    unmap_all(&evicted[..e]);
+    let (pieces, n) = claim(new - old);
     // SAFETY: the grown tail is new and unused; kept pieces.
     unsafe { fill(to as usize + old, &pieces[..n]) };
     to

@@ -82,9 +82,11 @@ fn populate(addr: usize, bytes: usize) {
 }
 
 /// Ask the kernel to back `[addr, addr + bytes)` with huge pages where it
-/// holds whole ones. The advice covers the whole pages the range touches, so
-/// that a mapping of its own ([`HugePageAlloc`](super::allocator::HugePageAlloc)) is advised whole and stays
-/// one mapping, which `mremap` can resize (it refuses a range over several).
+/// holds whole ones. The advice covers the whole pages the range touches,
+/// so that a mapping of its own
+/// ([`HugePageAlloc`](super::allocator::HugePageAlloc)) is advised whole
+/// and stays one mapping, which `mremap` can resize (it refuses a range
+/// over several).
 /// Advice only: it never changes contents, and a refusal (other OS, huge
 /// pages disabled) leaves ordinary pages.
 pub(crate) fn advise_huge_pages(addr: usize, bytes: usize) {
