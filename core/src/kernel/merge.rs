@@ -108,22 +108,29 @@ where
         self.winner = win;
     }
 
-    fn step(&mut self) -> Result<Option<u64>, (usize, E)> {
+    /// The least head of all the runs, and the index of its run, taken
+    /// from that run; repeats are not skipped. `None` once every run ended.
+    pub fn next_head(&mut self) -> Result<Option<(u64, usize)>, (usize, E)> {
         if !self.started {
             self.start()?;
         }
-        loop {
-            let (key, i) = self.winner;
-            if (key, i) == ENDED {
-                return Ok(None);
-            }
-            let next = self.advance(i)?;
-            self.replay(i, next);
+        let (key, i) = self.winner;
+        if (key, i) == ENDED {
+            return Ok(None);
+        }
+        let next = self.advance(i)?;
+        self.replay(i, next);
+        Ok(Some((key, i)))
+    }
+
+    fn step(&mut self) -> Result<Option<u64>, (usize, E)> {
+        while let Some((key, _)) = self.next_head()? {
             if self.last != Some(key) {
                 self.last = Some(key);
                 return Ok(Some(key));
             }
         }
+        Ok(None)
     }
 }
 

@@ -7,6 +7,7 @@ use rayon::prelude::*;
 use super::batch::BATCH;
 use super::error::SolveError;
 use super::gather::{empty_cells, Spawned};
+use super::merge::Merged;
 use crate::kernel::value_table::ValueTable;
 use crate::rules::canonical::canonical;
 use crate::rules::direction::Direction;
@@ -75,33 +76,25 @@ impl SpawnSums {
 }
 
 /// Sorted answers merged into one, its keys strictly increasing; None when a
-/// key repeats or an answer is not sorted.
+/// key repeats or an answer is not sorted. Merged through the tree of losers
+/// of [`Merged`] (with a binary heap, this merge took 3% of a profile of the
+/// stored job of 4x4 to 32).
 fn merge_answers(answers: Vec<Answer>) -> Option<Answer> {
-    use std::cmp::Reverse;
-    use std::collections::binary_heap::{BinaryHeap, PeekMut};
     let total = answers.iter().map(|a| a.0.len()).sum();
     let (mut keys, mut sums) = (Vec::with_capacity(total), Vec::with_capacity(total));
     let mut next = vec![0usize; answers.len()];
-    let mut heap: BinaryHeap<Reverse<(u64, usize)>> = answers
+    let runs = answers
         .iter()
-        .enumerate()
-        .filter_map(|(i, a)| a.0.first().map(|&k| Reverse((k, i))))
+        .map(|a| a.0.iter().map(|&k| Ok::<u64, std::convert::Infallible>(k)))
         .collect();
-    while let Some(mut top) = heap.peek_mut() {
-        let Reverse((key, i)) = *top;
+    let mut merged = Merged::new(runs);
+    while let Some((key, i)) = merged.next_head().unwrap_or_else(|(_, e)| match e {}) {
         if keys.last().is_some_and(|&last| last >= key) {
             return None;
         }
-        let (a_keys, a_sums) = &answers[i];
         keys.push(key);
-        sums.push(*a_sums.get(next[i])?);
+        sums.push(*answers[i].1.get(next[i])?);
         next[i] += 1;
-        match a_keys.get(next[i]) {
-            Some(&k) => *top = Reverse((k, i)),
-            None => {
-                PeekMut::pop(top);
-            }
-        }
     }
     Some((keys, sums))
 }
@@ -318,6 +311,14 @@ mod tests {
             SpawnSums::from_answers(&std, vec![answer(&[9, 3])], vec![answer(&[3, 9])]),
             None
         );
+        // Many answers (a deeper tree of losers), of uneven lengths.
+        let many: Vec<Answer> = (0..37u64)
+            .map(|r| answer(&(1..=1000).filter(|k| k * 7 % 37 == r).collect::<Vec<_>>()))
+            .collect();
+        let whole = vec![answer(&(1..=1000).collect::<Vec<_>>())];
+        let sums = SpawnSums::from_answers(&std, many, whole).unwrap();
+        assert_eq!(sums.afterstates, (1..=1000).collect::<Vec<_>>());
+        assert_eq!(sums.twos, sums.fours);
         let empty = SpawnSums::from_answers(&std, Vec::new(), Vec::new()).unwrap();
         assert!(empty.afterstates.is_empty());
         // A tile the rule never spawns has no answers and sums of 0; answers

@@ -158,18 +158,28 @@ impl Run<'_> {
         if let Some(r) = requests.iter().find(|r| r.source != chunk.id) {
             return Err(self.invalid(format!("request {} is not this chunk's", r.object)));
         }
-        let asked = self.read_own_requests(requests).await?;
+        let mut asked = self.read_own_requests(requests).await?;
         let n = self.job.game.shape;
         let mut by: [[Vec<Answer>; 2]; 2] = Default::default();
+        let mut sliced: BTreeMap<(PartId, u32), SlicedKeys> = BTreeMap::new();
         let decode = chunk::decode_values;
         let mut answers = self.read_pieces(ChunkKind::Responses, |_| chunk.id, responses, decode);
         while let Some((r, sums)) = answers.try_next().await? {
-            let keys = asked.get(&(r.part, r.group)).map_or(&[][..], Vec::as_slice);
+            let target = (r.part, r.group);
             let keys: Vec<u64> = match r.slice {
-                None => keys.to_vec(),
+                None => asked.get(&target).cloned().unwrap_or_default(),
                 Some((index, of)) => {
-                    let mut holds = Slice { index, of }.holds(n);
-                    keys.iter().copied().filter(|&k| holds(k)).collect()
+                    let (cut, pieces) = sliced.entry(target).or_insert_with(|| {
+                        let keys = asked.remove(&target).unwrap_or_default();
+                        (of, Slice::split(keys, of, n))
+                    });
+                    if *cut != of {
+                        return Err(self.invalid(format!(
+                            "response {} cuts its group in {of} slices, another in {cut}",
+                            r.object
+                        )));
+                    }
+                    pieces[index as usize].clone()
                 }
             };
             if keys.len() != sums.len() {
@@ -299,6 +309,11 @@ impl Run<'_> {
         Ok(TaskOutput::StartValue(v))
     }
 }
+
+/// The keys of a chunk's request answered in slices: the number of slices,
+/// and the keys cut into them ([`Slice::split`]), the first time a response
+/// needs them.
+type SlicedKeys = (u32, Vec<Vec<u64>>);
 
 /// The error of a chunk's solve (task `key`) whose responses for 2s and for
 /// 4s name different afterstates (every afterstate is answered once for

@@ -50,6 +50,19 @@ impl Slice {
         move |key| memo.as_mut().is_none_or(|m| m.slice_of(key) == self.index)
     }
 
+    /// Sorted `keys` (states or afterstates of an `n` x `n` game) cut into
+    /// the `of` slices of their group, each in order: one pass over them,
+    /// where a filter a slice ([`Self::holds`]) passes over them all once
+    /// for each slice.
+    pub(super) fn split(keys: Vec<u64>, of: u32, n: Shape) -> Vec<Vec<u64>> {
+        let mut memo = SliceMemo::new(n, of);
+        let mut pieces = vec![Vec::with_capacity(keys.len() / of as usize); of as usize];
+        for k in keys {
+            pieces[memo.slice_of(k) as usize].push(k);
+        }
+        pieces
+    }
+
     /// The (key, value) pairs of `pairs` whose key is in it, unzipped.
     pub(super) fn keep(
         self,
@@ -107,6 +120,43 @@ impl Run<'_> {
                 of: p.slices,
             }),
             None => Ok(Slice::WHOLE),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Keys cut into slices in one pass are, slice by slice, those the
+    /// slice's filter keeps, in order.
+    #[test]
+    fn split_keys_are_each_slices_filtered_keys() {
+        let mut x = 0x1234_5678_9abc_def1_u64;
+        let mut keys: Vec<u64> = (0..20_000)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                // Tiles of exponent 0 to 7: few large-tile layouts repeat.
+                x & 0x7777_7777_7777_7777
+            })
+            .collect();
+        keys.sort_unstable();
+        keys.dedup();
+        for of in 1..=4 {
+            let pieces = Slice::split(keys.clone(), of, Shape::square(4));
+            assert_eq!(pieces.len(), of as usize);
+            for (index, piece) in pieces.iter().enumerate() {
+                let mut holds = Slice {
+                    index: index as u32,
+                    of,
+                }
+                .holds(Shape::square(4));
+                let kept: Vec<u64> = keys.iter().copied().filter(|&k| holds(k)).collect();
+                assert_eq!(piece, &kept, "slice {index} of {of}");
+                assert!(of == 1 || piece.len() < keys.len(), "slice {index} of {of}");
+            }
         }
     }
 }
