@@ -11,6 +11,7 @@ use std::time::Duration;
 use object_store::local::LocalFileSystem;
 use object_store::ObjectStore;
 
+use crate::local::InPlace;
 use crate::s3::open_s3;
 use crate::{StoreError, Unopenable};
 
@@ -93,7 +94,7 @@ pub(crate) fn open(
         .map_err(|e| open_err(local("cannot resolve the directory")(e)))?;
     let files =
         LocalFileSystem::new_with_prefix(&root).map_err(|e| open_err(Unopenable::LocalStore(e)))?;
-    Ok((Backend::Local { root }, Arc::new(files)))
+    Ok((Backend::Local { root }, Arc::new(InPlace::new(files))))
 }
 
 /// Create the directory `path` if needed and check that it can be written.

@@ -8,6 +8,8 @@
 //! - [`store`]: [`Store`], a local directory or an S3 bucket opened read-write
 //!   or read-only: atomic puts, JSON records, deletes and lists, retries, and
 //!   counts of the bytes read and written.
+//! - [`local`]: a local directory's object store, its small requests made
+//!   in place, not on the blocking pool.
 //! - [`fault`]: object stores that fail on cue, which tests wrap a store in
 //!   when they make it (a store that fills up).
 //! - [`error`]: [`StoreError`], what can go wrong, naming the store or object.
@@ -28,6 +30,7 @@ pub mod check;
 pub mod error;
 pub mod fault;
 pub mod layout;
+pub mod local;
 pub mod record;
 pub mod requests;
 pub mod s3;
