@@ -8,9 +8,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use solve2048_core::space::ids::{ChunkId, PartId};
 use solve2048_core::space::parts::successor_parts;
 use solve2048_core::task::{
-    gather_cuts, gather_slices, ChunkRef, GatherGroup, GatherPiece, LayerIndex, Phase, RequestRef,
-    ResponseRef, SlicedGroup, SolvedRef, StageKind, TargetGroups, Task, TaskOutput,
-    GATHER_ANSWER_CHUNKS,
+    gather_cuts, ChunkRef, GatherGroup, GatherPiece, LayerIndex, Phase, RequestRef, ResponseRef,
+    SolvedRef, StageKind, TargetGroups, Task, TaskOutput, GATHER_ANSWER_CHUNKS,
 };
 use solve2048_store::layout;
 
@@ -33,23 +32,6 @@ struct Carried {
     keep: BTreeSet<String>,
 }
 
-/// The states of every part and of every group, from the forward pass.
-struct Sizes {
-    parts: BTreeMap<PartId, u64>,
-    groups: BTreeMap<(PartId, u32), u64>,
-}
-
-impl Sizes {
-    fn of(layers: &BTreeMap<u32, Vec<ChunkRef>>) -> Sizes {
-        let (mut parts, mut groups) = (BTreeMap::new(), BTreeMap::new());
-        for c in layers.values().flatten() {
-            *parts.entry(c.id.part).or_default() += c.count;
-            *groups.entry((c.id.part, c.id.group)).or_default() += c.count;
-        }
-        Sizes { parts, groups }
-    }
-}
-
 impl Driver<'_> {
     /// The backward pass.
     pub(super) async fn backward(
@@ -64,7 +46,14 @@ impl Driver<'_> {
         // A solve's chunks ask for their spawn sums in this pass; an
         // evaluation's asked in the forward pass (with the player's masses).
         let asking = self.evaluating.is_none();
-        let sizes = Sizes::of(layers);
+        let sizes: BTreeMap<PartId, u64> =
+            layers
+                .values()
+                .flatten()
+                .fold(BTreeMap::new(), |mut sizes, c| {
+                    *sizes.entry(c.id.part).or_default() += c.count;
+                    sizes
+                });
         let last = layers.keys().next_back().copied().unwrap_or(4);
         let asked_top = (carried.requests.values().flatten())
             .map(|r| r.part.sum)
@@ -229,33 +218,19 @@ impl Driver<'_> {
     }
 
     /// The task that writes `chunk`'s requests, with the group counts of the
-    /// parts its successors fall in (from the states of every part, of
-    /// which [`solve2048_core::space::parts::group_count`] reads the feeding
-    /// ones, so the counts are the forward pass's) and those parts' groups
-    /// that are gathered in slices ([`gather_slices`] of each group's states).
-    fn ask(&self, chunk: &ChunkRef, sizes: &Sizes) -> Task {
-        let parts = successor_parts(chunk.id.part);
-        let sliced = (parts.iter())
-            .flat_map(|&part| sizes.groups.range((part, 0)..=(part, u32::MAX)))
-            .filter_map(|(&(part, group), &states)| {
-                let slices = gather_slices(states, self.job.chunk_size);
-                (slices > 1).then_some(SlicedGroup {
-                    part,
-                    group,
-                    slices,
-                })
-            })
-            .collect();
+    /// parts its successors fall in (`sizes`: the states of every part, of
+    /// which [`solve2048_core::space::parts::group_count`] reads the feeding ones,
+    /// so the counts are the forward pass's).
+    fn ask(&self, chunk: &ChunkRef, sizes: &BTreeMap<PartId, u64>) -> Task {
         Task::Ask {
             chunk: *chunk,
-            targets: parts
+            targets: successor_parts(chunk.id.part)
                 .into_iter()
                 .map(|part| TargetGroups {
                     part,
-                    groups: self.group_count(part, &sizes.parts),
+                    groups: self.group_count(part, sizes),
                 })
                 .collect(),
-            sliced,
         }
     }
 
@@ -310,26 +285,21 @@ fn gather_tasks(
             let mut index = 0;
             for share in split_requests(requests, shares) {
                 for slice in 0..slices {
-                    let piece = GatherPiece {
-                        slice,
-                        slices,
-                        index,
-                    };
-                    index += 1;
-                    let requests = of_slice(&share, slice, slices);
-                    if requests.is_empty() {
-                        continue;
-                    }
                     tasks.push(Task::Gather {
                         part,
                         groups: vec![GatherGroup {
                             group,
                             chunks: solved.clone(),
-                            requests,
+                            requests: share.clone(),
                             reference: Vec::new(),
                         }],
-                        piece: Some(piece),
+                        piece: Some(GatherPiece {
+                            slice,
+                            slices,
+                            index,
+                        }),
                     });
+                    index += 1;
                 }
             }
             continue;
@@ -356,17 +326,6 @@ fn gather_tasks(
     }
     flush(&mut batch, &mut tasks);
     tasks
-}
-
-/// The requests of `share` that slice `slice` of `slices` answers: those
-/// filed to it, and those of every slice (which its gather filters). One
-/// filed by another cut of the group goes to every slice, whose gather
-/// refuses it.
-fn of_slice(share: &[RequestRef], slice: u32, slices: u32) -> Vec<RequestRef> {
-    (share.iter())
-        .filter(|r| r.slice.is_none_or(|(i, of)| i == slice || of != slices))
-        .cloned()
-        .collect()
 }
 
 /// `requests` in `shares` consecutive shares of whole requests, of about
@@ -501,37 +460,5 @@ mod tests {
                 assert_eq!(groups[0].chunks.len(), 2);
             }
         }
-    }
-
-    /// A group's requests filed by slice go to that slice's pieces only;
-    /// a request of every slice, and one filed by another cut of the group
-    /// (which the gather refuses), to every piece; a piece asked nothing is
-    /// not planned, and the others keep their places.
-    #[test]
-    fn requests_filed_by_slice_go_to_their_slices_pieces() {
-        let filed = |index: u32, slice: Option<(u32, u32)>| RequestRef {
-            slice,
-            ..request(5, index, 10)
-        };
-        let requests = vec![
-            filed(0, Some((0, 3))),
-            filed(1, Some((2, 3))),
-            filed(2, Some((0, 3))),
-            filed(3, None),
-            filed(4, Some((1, 2))),
-        ];
-        let of = |slice| -> Vec<u32> {
-            let kept = of_slice(&requests, slice, 3);
-            kept.iter().map(|r| r.source.index).collect()
-        };
-        assert_eq!(of(0), [0, 2, 3, 4]);
-        assert_eq!(of(1), [3, 4]);
-        assert_eq!(of(2), [1, 3, 4]);
-        let only_filed = vec![filed(0, Some((0, 3))), filed(1, Some((2, 3)))];
-        let asked = BTreeMap::from([((part(12), 5), only_filed)]);
-        let chunks = BTreeMap::from([((part(12), 5), vec![solved(5, 250)])]);
-        let got = shape(&gather_tasks(asked, chunks, 100));
-        let five = |slice, index| (vec![5], Some((slice, 3, index)), 1);
-        assert_eq!(got, [five(0, 0), five(2, 2)]);
     }
 }

@@ -24,7 +24,7 @@ use std::sync::Mutex;
 
 use solve2048_core::space::ids::{ChunkId, PartId};
 use solve2048_core::task::{
-    ChunkRef, GatherGroup, GatherPiece, PieceRef, RequestRef, RunRef, Task, TaskOutput,
+    ChunkRef, GatherGroup, GatherPiece, RequestRef, RunRef, Task, TaskOutput,
 };
 use solve2048_store::layout;
 
@@ -236,7 +236,12 @@ pub(super) fn with_inputs<'a>(ctx: Ctx<'a>, task: Task) -> Boxed<'a, Task> {
                     for r in responses.iter_mut().filter(|r| r.object == object) {
                         let found = new
                             .iter()
-                            .find(|n| same_piece(n, r))
+                            .find(|n| {
+                                n.source == r.source
+                                    && n.part == r.part
+                                    && n.group == r.group
+                                    && n.reference == r.reference
+                            })
                             .filter(|n| n.checksum == r.checksum && n.count == r.count);
                         *r = found.cloned().ok_or_else(|| differs(&object))?;
                     }
@@ -309,19 +314,12 @@ async fn with_requests<'r>(
         for r in requests.iter_mut().filter(|r| r.object == object) {
             let found = new
                 .iter()
-                .find(|n| same_piece(n, r))
+                .find(|n| n.source == r.source && n.part == r.part && n.group == r.group)
                 .filter(|n| n.checksum == r.checksum && n.count == r.count);
             **r = found.cloned().ok_or_else(|| differs(&object))?;
         }
     }
     Ok(())
-}
-
-/// Whether `made` (a piece of a bundle made again) stands where `was` did:
-/// the same chunk's, to the same group and slice, in the same role.
-fn same_piece(made: &PieceRef, was: &PieceRef) -> bool {
-    (made.source, made.part, made.group) == (was.source, was.part, was.group)
-        && (made.slice, made.reference) == (was.slice, was.reference)
 }
 
 fn differs(object: &str) -> CoordinatorError {

@@ -58,18 +58,11 @@ pub const GATHER_ANSWER_CHUNKS: u64 = 2;
 /// share's requests), never with the number of workers.
 pub fn gather_cuts(states: u64, keys: u64, chunk_size: u64) -> (u32, u32) {
     let chunk_size = chunk_size.max(1);
-    let slices = u64::from(gather_slices(states, chunk_size));
+    let slices = states.div_ceil(chunk_size).max(1);
     let per_share = (GATHER_ANSWER_CHUNKS * chunk_size * slices)
         .min(GATHER_READ_CHUNKS * chunk_size)
         .max(1);
     (slices as u32, keys.div_ceil(per_share).max(1) as u32)
-}
-
-/// The slices a group of `states` states is gathered in ([`gather_cuts`]):
-/// about a chunk of states each. Known from the forward pass, so a chunk's
-/// ask files its requests by the slices their gathers will take.
-pub fn gather_slices(states: u64, chunk_size: u64) -> u32 {
-    states.div_ceil(chunk_size.max(1)).max(1) as u32
 }
 
 /// Chunk numbers each piece of a group has room for ([`MergePiece`](crate::task::MergePiece)).

@@ -45,7 +45,7 @@ mod job;
 mod objects;
 
 pub use cuts::{
-    gather_cuts, gather_slices, merge_pieces, run_frame_keys, EXPAND_CHUNKS, GATHER_ANSWER_CHUNKS,
+    gather_cuts, merge_pieces, run_frame_keys, EXPAND_CHUNKS, GATHER_ANSWER_CHUNKS,
     GATHER_READ_CHUNKS, MERGE_RUN_CHUNKS, PIECE_CHUNKS, RUN_FRAMES_PER_CHUNK,
     SPAWNS_PER_AFTERSTATE,
 };
@@ -110,19 +110,6 @@ pub struct GatherPiece {
     pub slices: u32,
     /// Its position among the group's pieces.
     pub index: u32,
-}
-
-/// A group whose gather is cut into slices ([`GatherPiece`], [`gather_slices`]):
-/// a chunk's ask files its requests to it by slice, a section each, so that
-/// each piece of the gather reads only its own slice's afterstates.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SlicedGroup {
-    /// The part.
-    pub part: PartId,
-    /// The group of the part.
-    pub group: u32,
-    /// The slices its gather cuts it into (more than one).
-    pub slices: u32,
 }
 
 /// How many hash groups each target part is split into.
@@ -191,11 +178,6 @@ pub enum Task {
         chunk: ChunkRef,
         /// Group counts of every part a successor can fall in.
         targets: Vec<TargetGroups>,
-        /// The groups of those parts that are gathered in slices: the
-        /// chunk's requests to each are filed by slice. Tasks planned
-        /// before requests were filed by slice have none.
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        sliced: Vec<SlicedGroup>,
     },
     /// Values and optimal actions of one chunk.
     Solve {

@@ -260,13 +260,10 @@ pub struct PieceRef {
     /// other piece.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub reference: bool,
-    /// Of a group cut into several slices ([`crate::task::GatherPiece`]):
-    /// (the slice, the number of slices). A request filed by slice holds
-    /// the chunk's afterstates in that slice only, and only that slice's
-    /// gather reads it; a response of one slice's gather holds one sum for
-    /// each key of its request in the slice, in order. None for the whole
-    /// group, for a request of every slice (filtered by each slice's
-    /// gather), and in every other piece.
+    /// Responses of a gather of one slice of a group cut into several
+    /// ([`crate::task::GatherPiece`]): (that slice, the number of slices).
+    /// A response holds one sum for each key of its request in the slice,
+    /// in order. None for the whole group, and in every other piece.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slice: Option<(u32, u32)>,
 }

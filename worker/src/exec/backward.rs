@@ -22,10 +22,6 @@ use super::error::WorkerError;
 use super::run::Run;
 use super::slice::Slice;
 
-/// What one of a chunk's requests asks: a group of a part, and the slice
-/// of it the request is filed to (None: every slice).
-type OwnRequest = ((PartId, u32), Option<(u32, u32)>);
-
 impl Run<'_> {
     /// The values of the states of `chunks` of `store` (the job's, or an
     /// evaluation's solved store) in `slice`, in one table.
@@ -170,14 +166,11 @@ impl Run<'_> {
         let mut answers = self.read_pieces(ChunkKind::Responses, |_| chunk.id, responses, decode);
         while let Some((r, sums)) = answers.try_next().await? {
             let target = (r.part, r.group);
-            let keys: Vec<u64> = match (r.slice, asked.get(&(target, r.slice))) {
-                // The whole group's, or the slice's filed by the ask.
-                (_, Some(keys)) => keys.clone(),
-                (None, None) => Vec::new(),
-                // A request of every slice, cut here.
-                (Some((index, of)), None) => {
+            let keys: Vec<u64> = match r.slice {
+                None => asked.get(&target).cloned().unwrap_or_default(),
+                Some((index, of)) => {
                     let (cut, pieces) = sliced.entry(target).or_insert_with(|| {
-                        let keys = asked.remove(&(target, None)).unwrap_or_default();
+                        let keys = asked.remove(&target).unwrap_or_default();
                         (of, Slice::split(keys, of, n))
                     });
                     if *cut != of {
@@ -202,13 +195,12 @@ impl Run<'_> {
         Ok(by)
     }
 
-    /// A chunk's own requests, by the part and group they ask and the
-    /// slice they are filed to: one read a bundle (its ask wrote them
-    /// together), each section verified.
+    /// A chunk's own requests, by the part and group they ask: one read a
+    /// bundle (its ask wrote them together), each section verified.
     async fn read_own_requests(
         &self,
         requests: &[RequestRef],
-    ) -> Result<BTreeMap<OwnRequest, Vec<u64>>, WorkerError> {
+    ) -> Result<BTreeMap<(PartId, u32), Vec<u64>>, WorkerError> {
         let mut asked = BTreeMap::new();
         let objects: BTreeSet<&str> = requests.iter().map(|r| r.object.as_str()).collect();
         for object in objects {
@@ -228,7 +220,7 @@ impl Run<'_> {
                         object: format!("{object} bytes {}..{}", r.offset, r.offset + r.len),
                         source,
                     })?;
-                if asked.insert(((r.part, r.group), r.slice), keys).is_some() {
+                if asked.insert((r.part, r.group), keys).is_some() {
                     return Err(self.invalid(format!("request {} names a group twice", r.object)));
                 }
             }

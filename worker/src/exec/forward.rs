@@ -10,64 +10,25 @@ use solve2048_core::kernel::{self, GroupedKeys, Merged, UnplannedPart};
 use solve2048_core::space::ids::{group_of, ChunkId, PartId};
 use solve2048_core::space::parts::part_of;
 use solve2048_core::task::{
-    ChunkRef, MergePiece, PushRef, RequestRef, RunFrame, RunRef, SlicedGroup, TargetGroups,
-    TaskOutput, PIECE_CHUNKS,
+    ChunkRef, MergePiece, PushRef, RequestRef, RunFrame, RunRef, TargetGroups, TaskOutput,
+    PIECE_CHUNKS,
 };
-use solve2048_core::{Game, Shape};
+use solve2048_core::Game;
 use solve2048_store::layout;
 
 use super::bundle::{target_id, Bundle, TRANSIENT_ZSTD_LEVEL};
 use super::error::WorkerError;
 use super::run::Run;
 use super::runs::{encode_states, grouped_runs, Blob, RunKeys};
-use super::slice::Slice;
 
 /// The group count the task gives successor part `part`, if any.
 pub(super) fn group_count(targets: &[TargetGroups], part: PartId) -> Option<u32> {
     targets.iter().find(|t| t.part == part).map(|t| t.groups)
 }
 
-/// A group a chunk asks: its part and group, the slices its gather cuts it
-/// into, its keys, and in an evaluation their masses.
-type AskedGroup = ((PartId, u32), u32, Vec<u64>, Option<Vec<f64>>);
-
-/// One section of a request: its group, its slice (None: every slice),
-/// its keys, and in an evaluation their masses.
-type Section = (
-    (PartId, u32),
-    Option<(u32, u32)>,
-    Vec<u64>,
-    Option<Vec<f64>>,
-);
-
-/// How a chunk's requests are written ([`Run::write_requests`]).
-pub(super) enum Filing<'a> {
-    /// A solve's: filed by slice to these groups, which are gathered in
-    /// slices.
-    BySlice(&'a [SlicedGroup]),
-    /// An evaluation's: each group's whole, with these masses as pushes.
-    WithMasses(&'a GroupedMasses),
-}
-
-/// The sections of a chunk's request to group `target`, gathered in
-/// `slices` slices: a section for each slice that holds some of its keys,
-/// in slice order, when there are several and no masses (an evaluation's
-/// pushes go beside whole requests); else the whole request.
-fn sections(
-    target: (PartId, u32),
-    slices: u32,
-    keys: Vec<u64>,
-    mass: Option<Vec<f64>>,
-    n: Shape,
-) -> Vec<Section> {
-    if slices <= 1 || mass.is_some() {
-        return vec![(target, None, keys, mass)];
-    }
-    (Slice::split(keys, slices, n).into_iter().enumerate())
-        .filter(|(_, keys)| !keys.is_empty())
-        .map(|(i, keys)| (target, Some((i as u32, slices)), keys, None))
-        .collect()
-}
+/// A group a chunk asks: its part and group, its keys, and in an
+/// evaluation their masses.
+type AskedGroup = ((PartId, u32), Vec<u64>, Option<Vec<f64>>);
 
 impl Run<'_> {
     /// The start boards ([`Run::starts`]), as runs of the start parts.
@@ -111,21 +72,18 @@ impl Run<'_> {
     }
 
     /// A chunk's distinct afterstates as requests, by the group their
-    /// spawns of each tile land in (one bundle), filed by slice to the
-    /// groups gathered in slices (`sliced`).
+    /// spawns of each tile land in (one bundle).
     pub(super) async fn ask(
         &self,
         chunk: &ChunkRef,
         targets: &[TargetGroups],
-        sliced: &[SlicedGroup],
     ) -> Result<TaskOutput, WorkerError> {
         let made = self
             .made_of_states(chunk, targets, |g, p, s, groups| {
                 kernel::filed_afterstates(g, p, s, groups)
             })
             .await?;
-        let filing = Filing::BySlice(sliced);
-        let (requests, _) = self.write_requests(&chunk.id, made, filing).await?;
+        let (requests, _) = self.write_requests(&chunk.id, made, None).await?;
         Ok(TaskOutput::Requests(requests))
     }
 
@@ -155,24 +113,14 @@ impl Run<'_> {
     }
 
     /// Write a chunk's distinct afterstates as requests, by the part and
-    /// group their spawns land in, in one bundle: in a solve, filed by
-    /// slice to the groups gathered in slices; in an evaluation, whole,
-    /// with the masses (how likely the player makes each) as pushes beside
-    /// them.
+    /// group their spawns land in, in one bundle; in an evaluation, with
+    /// `masses` (how likely the player makes each) as pushes beside them.
     pub(super) async fn write_requests(
         &self,
         chunk: &ChunkId,
         requests: GroupedKeys,
-        filing: Filing<'_>,
+        masses: Option<&GroupedMasses>,
     ) -> Result<(Vec<RequestRef>, Vec<PushRef>), WorkerError> {
-        let (masses, sliced) = match filing {
-            Filing::BySlice(sliced) => (None, sliced),
-            Filing::WithMasses(masses) => (Some(masses), &[][..]),
-        };
-        let slices = |(part, group): (PartId, u32)| {
-            let of = sliced.iter().find(|s| s.part == part && s.group == group);
-            of.map_or(1, |s| s.slices)
-        };
         // Each non-empty group's keys, with their masses in an evaluation.
         let asked: Vec<AskedGroup> = requests
             .into_iter()
@@ -189,20 +137,16 @@ impl Run<'_> {
                         ((to, g as u32), keys, mass)
                     })
             })
-            .map(|(target, keys, mass)| (target, slices(target), keys, mass))
             .collect();
         let (game, level) = (self.job.game, self.job.zstd_level.min(TRANSIENT_ZSTD_LEVEL));
-        // Each group's request (a section a slice), and its push in an
-        // evaluation, encoded on all the worker's threads.
+        // Each group's request, and its push in an evaluation, encoded on all
+        // the worker's threads.
         let encoded = self
             .blocking(move || {
                 use rayon::prelude::*;
                 asked
                     .into_par_iter()
-                    .flat_map_iter(|(target, slices, keys, mass)| {
-                        sections(target, slices, keys, mass, game.shape)
-                    })
-                    .map(|(target, slice, keys, mass)| {
+                    .map(|(target, keys, mass)| {
                         let (id, count) = (target_id(target), keys.len() as u64);
                         let h = |kind| ChunkHeader {
                             kind,
@@ -213,18 +157,15 @@ impl Run<'_> {
                         let request = chunk::encode_keys(&h(ChunkKind::Requests), &keys, level);
                         let push = mass
                             .map(|m| chunk::encode_pushes(&h(ChunkKind::Pushes), &keys, &m, level));
-                        (target, slice, count, request, push)
+                        (target, count, request, push)
                     })
                     .collect::<Vec<_>>()
             })
             .await?;
         let mut bundle = Bundle::new(layout::requests(chunk, self.attempt));
         let (mut asked, mut pushed) = (Vec::new(), Vec::new());
-        for (target, slice, count, request, push) in encoded {
-            asked.push(RequestRef {
-                slice,
-                ..bundle.add_piece(*chunk, target, count, request)
-            });
+        for (target, count, request, push) in encoded {
+            asked.push(bundle.add_piece(*chunk, target, count, request));
             if let Some(push) = push {
                 pushed.push(bundle.add_piece(*chunk, target, count, push));
             }

@@ -77,9 +77,6 @@ impl Sums {
 struct Requests {
     /// Each request's verified, compressed bytes.
     loaded: Vec<Vec<u8>>,
-    /// Whether each request is filed to the gather's slice ([`RequestRef::slice`]):
-    /// all its keys are in the slice, and none is tested.
-    filed: Vec<bool>,
     /// Each request's header.
     headers: Vec<ChunkHeader>,
     /// The header of each request's response.
@@ -92,7 +89,7 @@ struct Requests {
 /// responses (the keys are the request's: the solve reads them there). Each
 /// distinct afterstate is valued once, however many requests name it;
 /// requests are decoded as streams, and only one request's answer is held
-/// decoded at a time. Requests `filed` to the slice hold only its keys.
+/// decoded at a time.
 #[allow(clippy::too_many_arguments)]
 fn answer_requests(
     game: &Game,
@@ -101,14 +98,13 @@ fn answer_requests(
     slice: Slice,
     sums: &[Sums],
     loaded: &[Vec<u8>],
-    filed: &[bool],
     headers: &[ChunkHeader],
     answer_headers: &[ChunkHeader],
     level: i32,
 ) -> Result<Vec<Option<Answered>>, Unanswered> {
     let n = game.shape;
     let damaged = |(i, e): (usize, FormatError)| Unanswered::Damaged(i, e);
-    let union = slice.union(loaded, filed, headers, n).map_err(damaged)?;
+    let union = slice.union(loaded, headers, n).map_err(damaged)?;
     let valued = sums
         .iter()
         .map(|s| s.of(game, sum, tile, &union))
@@ -175,7 +171,7 @@ impl Run<'_> {
         out: &mut Vec<ResponseRef>,
     ) -> Result<(), WorkerError> {
         let group = g.group;
-        self.check_addressed(part, g, slice)?;
+        self.check_addressed(part, g)?;
         let sums = self.sums_of(g, slice).await?;
         let references: Vec<bool> = sums.iter().map(Sums::reference).collect();
         for tile in 1..=2u8 {
@@ -185,10 +181,9 @@ impl Run<'_> {
             }
             let Requests {
                 loaded,
-                filed,
                 headers,
                 answer_headers,
-            } = self.read_requests(part, group, slice, &asked).await?;
+            } = self.read_requests(part, group, &asked).await?;
             let level = self.job.zstd_level.min(TRANSIENT_ZSTD_LEVEL);
             let (game, sum, sums) = (self.job.game, part.sum - (1 << tile), sums.clone());
             let answered = self
@@ -200,7 +195,6 @@ impl Run<'_> {
                         slice,
                         &sums,
                         &loaded,
-                        &filed,
                         &headers,
                         &answer_headers,
                         level,
@@ -224,14 +218,8 @@ impl Run<'_> {
         Ok(())
     }
 
-    /// Fails unless every chunk and request of `g` is of its group of
-    /// `part`, and every request filed by slice is filed to `slice`.
-    fn check_addressed(
-        &self,
-        part: PartId,
-        g: &GatherGroup,
-        slice: Slice,
-    ) -> Result<(), WorkerError> {
+    /// Fails unless every chunk and request of `g` is of its group of `part`.
+    fn check_addressed(&self, part: PartId, g: &GatherGroup) -> Result<(), WorkerError> {
         let group = g.group;
         let foreign = |id: &ChunkId| id.part != part || id.group != group;
         let chunks = g.chunks.iter().chain(&g.reference);
@@ -244,17 +232,6 @@ impl Run<'_> {
         if let Some(r) = (g.requests.iter()).find(|r| r.part != part || r.group != group) {
             return Err(self.invalid(format!(
                 "request {} is not addressed to this group",
-                r.object
-            )));
-        }
-        let other = |&(index, of): &(u32, u32)| (index, of) != (slice.index, slice.of);
-        if let Some(r) = g
-            .requests
-            .iter()
-            .find(|r| r.slice.as_ref().is_some_and(other))
-        {
-            return Err(self.invalid(format!(
-                "request {} is filed to another slice of its group",
                 r.object
             )));
         }
@@ -286,7 +263,6 @@ impl Run<'_> {
         &self,
         part: PartId,
         group: u32,
-        slice: Slice,
         asked: &[&RequestRef],
     ) -> Result<Requests, WorkerError> {
         let id = target_id((part, group));
@@ -309,14 +285,8 @@ impl Run<'_> {
             .iter()
             .map(|r| self.header(ChunkKind::Responses, r.source, r.count))
             .collect();
-        // Filed to the slice (`check_addressed`), or of every slice.
-        let filed = asked
-            .iter()
-            .map(|r| r.slice.is_some() || slice.of == 1)
-            .collect();
         Ok(Requests {
             loaded,
-            filed,
             headers,
             answer_headers,
         })

@@ -50,14 +50,7 @@ impl Run<'_> {
                 self.enumerate_under(e, chunk, targets, pushes, reference)
                     .await
             }
-            (
-                Task::Ask {
-                    chunk,
-                    targets,
-                    sliced,
-                },
-                None,
-            ) => self.ask(chunk, targets, sliced).await,
+            (Task::Ask { chunk, targets }, None) => self.ask(chunk, targets).await,
             (Task::Expand { part, group, runs }, _) => self.expand(*part, *group, runs).await,
             (Task::Ask { .. }, Some(_)) => Err(self.invalid(
                 "an evaluation's chunks ask in its forward pass, with the player's masses",

@@ -74,15 +74,13 @@ impl Slice {
     }
 
     /// The distinct afterstates in it of requests (verified, compressed, in
-    /// `loaded`), sorted: they are read as streams, filtered (but those
-    /// `filed` to it, whose keys all are in it), and merged. The streams
-    /// share one memo: a large group has requests from thousands of chunks
-    /// on the largest games, and a memo each would cost their number times
-    /// its size.
+    /// `loaded`), sorted: they are read as streams, filtered, and merged.
+    /// The streams share one memo: a large group has requests from
+    /// thousands of chunks on the largest games, and a memo each would cost
+    /// their number times its size.
     pub(super) fn union(
         self,
         loaded: &[Vec<u8>],
-        filed: &[bool],
         headers: &[ChunkHeader],
         n: Shape,
     ) -> Result<Vec<u64>, (usize, FormatError)> {
@@ -93,12 +91,9 @@ impl Slice {
             .zip(headers)
             .enumerate()
             .map(|(i, (bytes, h))| {
-                let tested = !filed.get(i).copied().unwrap_or(false);
                 chunk::stream_keys(bytes, h)
                     .map(|keys| {
-                        keys.filter(move |k| {
-                            !tested || k.as_ref().map_or(true, |&k| (holds.borrow_mut())(k))
-                        })
+                        keys.filter(move |k| k.as_ref().map_or(true, |&k| (holds.borrow_mut())(k)))
                     })
                     .map_err(|e| (i, e))
             })
@@ -132,13 +127,13 @@ impl Run<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use solve2048_core::formats::chunk::ChunkKind;
-    use solve2048_core::space::ids::{ChunkId, PartId};
-    use solve2048_core::Game;
 
-    /// `n` sorted distinct 4x4 boards, from `seed`.
-    fn boards(n: usize, mut x: u64) -> Vec<u64> {
-        let mut keys: Vec<u64> = (0..n)
+    /// Keys cut into slices in one pass are, slice by slice, those the
+    /// slice's filter keeps, in order.
+    #[test]
+    fn split_keys_are_each_slices_filtered_keys() {
+        let mut x = 0x1234_5678_9abc_def1_u64;
+        let mut keys: Vec<u64> = (0..20_000)
             .map(|_| {
                 x ^= x << 13;
                 x ^= x >> 7;
@@ -149,62 +144,6 @@ mod tests {
             .collect();
         keys.sort_unstable();
         keys.dedup();
-        keys
-    }
-
-    /// A request of `keys`, encoded, and its header.
-    fn request(keys: &[u64]) -> (Vec<u8>, ChunkHeader) {
-        let h = ChunkHeader {
-            kind: ChunkKind::Requests,
-            game: Game::on(Shape::square(4), 2048, 1.0).unwrap(),
-            id: ChunkId {
-                part: PartId {
-                    sum: 40,
-                    max_exp: 5,
-                },
-                group: 0,
-                index: 0,
-            },
-            count: keys.len() as u64,
-        };
-        (chunk::encode_keys(&h, keys, 1), h)
-    }
-
-    /// A slice's union of requests filed to it (untested) is its union of
-    /// the whole requests (tested), and of a mix of both.
-    #[test]
-    fn requests_filed_by_slice_make_the_slices_union() {
-        let n = Shape::square(4);
-        let asked = [
-            boards(3000, 0x1234_5678_9abc_def1),
-            boards(2000, 0x0fed_cba9_8765_4321),
-        ];
-        for of in 2..=3 {
-            let filed: Vec<Vec<Vec<u64>>> = (asked.iter())
-                .map(|keys| Slice::split(keys.clone(), of, n))
-                .collect();
-            for index in 0..of {
-                let slice = Slice { index, of };
-                let union = |keys: [&Vec<u64>; 2], filed: [bool; 2]| {
-                    let (loaded, headers): (Vec<_>, Vec<_>) =
-                        keys.map(|k| request(k)).into_iter().unzip();
-                    slice.union(&loaded, &filed, &headers, n).unwrap()
-                };
-                let whole = union([&asked[0], &asked[1]], [false; 2]);
-                assert!(!whole.is_empty() && whole.len() < asked[0].len() + asked[1].len());
-                let sections = [&filed[0][index as usize], &filed[1][index as usize]];
-                assert_eq!(union(sections, [true; 2]), whole, "slice {index} of {of}");
-                let mixed = [&asked[0], &filed[1][index as usize]];
-                assert_eq!(union(mixed, [false, true]), whole, "slice {index} of {of}");
-            }
-        }
-    }
-
-    /// Keys cut into slices in one pass are, slice by slice, those the
-    /// slice's filter keeps, in order.
-    #[test]
-    fn split_keys_are_each_slices_filtered_keys() {
-        let keys = boards(20_000, 0x1234_5678_9abc_def1);
         for of in 1..=4 {
             let pieces = Slice::split(keys.clone(), of, Shape::square(4));
             assert_eq!(pieces.len(), of as usize);

@@ -12,7 +12,7 @@ use solve2048_core::task::{ChunkRef, PushRef, SolvedRef, TargetGroups, TaskOutpu
 
 use super::super::bundle::target_id;
 use super::super::error::WorkerError;
-use super::super::forward::{group_count, Filing};
+use super::super::forward::group_count;
 use super::super::run::Run;
 use super::super::runs::grouped_runs;
 use super::evaluator::Evaluator;
@@ -97,7 +97,7 @@ impl Run<'_> {
         let successors = grouped_runs(made.successors, |_| None);
         let runs = self.write_runs(Some(&chunk.id), successors).await?;
         let (requests, pushes) = self
-            .write_requests(&chunk.id, made.requests, Filing::WithMasses(&made.masses))
+            .write_requests(&chunk.id, made.requests, Some(&made.masses))
             .await?;
         Ok(TaskOutput::Enumerated {
             runs,
