@@ -10,7 +10,9 @@
 //! objects up to [`IN_PLACE_UP_TO`] bytes on the asking thread, as the same
 //! file operations `LocalFileSystem` makes (a write goes to a staging file
 //! beside the object, `OBJECT#N`, renamed over it), and hands everything
-//! else to `LocalFileSystem`.
+//! else to `LocalFileSystem`. Each request made in place then yields to the
+//! runtime once, as one on the pool did: the asking task's other work and
+//! its deadline (a web request's timeout) are looked at between requests.
 
 use std::fmt;
 use std::fs::{File, OpenOptions};
@@ -131,6 +133,7 @@ impl ObjectStore for InPlace {
         }
         let path = self.files.path_to_filesystem(location)?;
         put_in_place(&path, &payload).map_err(|e| io_error(&path, e))?;
+        tokio::task::yield_now().await;
         Ok(PutResult {
             e_tag: None,
             version: None,
@@ -178,6 +181,7 @@ impl ObjectStore for InPlace {
             let bytes = read_range(&file, &range).map_err(|e| io_error(&path, e))?;
             GetResultPayload::Stream(futures::stream::once(async { Ok(bytes) }).boxed())
         };
+        tokio::task::yield_now().await;
         Ok(GetResult {
             payload,
             meta,
@@ -193,11 +197,16 @@ impl ObjectStore for InPlace {
     ) -> BoxStream<'static, Result<Path>> {
         let files = self.files.clone();
         locations
-            .map(move |location| {
-                let location = location?;
-                let path = files.path_to_filesystem(&location)?;
-                std::fs::remove_file(&path).map_err(|e| io_error(&path, e))?;
-                Ok(location)
+            .then(move |location| {
+                let deleted = location.and_then(|location| {
+                    let path = files.path_to_filesystem(&location)?;
+                    std::fs::remove_file(&path).map_err(|e| io_error(&path, e))?;
+                    Ok(location)
+                });
+                async {
+                    tokio::task::yield_now().await;
+                    deleted
+                }
             })
             .boxed()
     }
@@ -293,6 +302,24 @@ mod tests {
         assert!(!dir.path().join("x/y").exists());
         let err = in_place.delete(&name).await.unwrap_err();
         assert!(matches!(err, Error::NotFound { .. }), "{err}");
+    }
+
+    /// A request made in place yields to the runtime once before it
+    /// answers, so that a deadline set around it is looked at.
+    #[tokio::test]
+    async fn requests_made_in_place_yield_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let (in_place, _) = stores(dir.path());
+        let name = Path::from("y");
+        let mut put = std::pin::pin!(in_place.put(&name, b"1".to_vec().into()));
+        assert!(futures::poll!(put.as_mut()).is_pending());
+        put.await.unwrap();
+        let mut got = std::pin::pin!(in_place.get(&name));
+        assert!(futures::poll!(got.as_mut()).is_pending());
+        assert_eq!(got.await.unwrap().bytes().await.unwrap(), &b"1"[..]);
+        let mut deleted = std::pin::pin!(in_place.delete(&name));
+        assert!(futures::poll!(deleted.as_mut()).is_pending());
+        deleted.await.unwrap();
     }
 
     /// A staging file a killed write left behind does not stop the next
