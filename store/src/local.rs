@@ -60,16 +60,20 @@ impl fmt::Display for InPlace {
 }
 
 /// An I/O error of `path` as the object store's error: not found, or
-/// generic.
+/// generic with an I/O error of the same kind naming the path as its
+/// source (a full disk stays `StorageFull`, as `LocalFileSystem`'s does).
 fn io_error(path: &FsPath, source: io::Error) -> Error {
     match source.kind() {
         ErrorKind::NotFound => Error::NotFound {
             path: path.display().to_string(),
             source: Box::new(source),
         },
-        _ => Error::Generic {
+        kind => Error::Generic {
             store: STORE,
-            source: format!("{}: {source}", path.display()).into(),
+            source: Box::new(io::Error::new(
+                kind,
+                format!("{}: {source}", path.display()),
+            )),
         },
     }
 }
@@ -290,6 +294,26 @@ mod tests {
         }
         let err = get(&in_place, "a/b/small", Some(GetRange::Bounded(2000..2001)));
         assert!(!matches!(err.await.unwrap_err(), Error::NotFound { .. }));
+    }
+
+    /// A failed file operation keeps its kind and names its path.
+    #[test]
+    fn io_errors_keep_their_kind_and_name_the_path() {
+        let path = FsPath::new("/store/a/b");
+        let full = io::Error::new(ErrorKind::StorageFull, "No space left on device");
+        let err = io_error(path, full);
+        let Error::Generic { source, .. } = &err else {
+            panic!("{err}");
+        };
+        let io = source.downcast_ref::<io::Error>().expect("an I/O error");
+        assert_eq!(io.kind(), ErrorKind::StorageFull);
+        assert!(
+            err.to_string()
+                .contains("/store/a/b: No space left on device"),
+            "{err}"
+        );
+        let gone = io_error(path, io::Error::from(ErrorKind::NotFound));
+        assert!(matches!(gone, Error::NotFound { ref path, .. } if path == "/store/a/b"));
     }
 
     #[tokio::test]
