@@ -38,7 +38,7 @@ done
 
 for workers in 1 2; do
   store="$work/cluster-$workers"
-  port=$((20000 + RANDOM % 20000))
+  port=$((20000 + RANDOM % 12000))
   start=$(date +%s.%N)
   "$bin" coordinator "${game[@]}" --store "$store" --listen "127.0.0.1:$port" --json \
     >"$work/out.json" 2>/dev/null &

@@ -59,13 +59,23 @@ pub fn commits(store: &Path, prefix: &str) -> usize {
     })
 }
 
-/// A free loopback port.
+/// A free loopback port below Linux's ephemeral range (32768 and up), so no
+/// connection or `srun`'s I/O listener can take it between this check and
+/// the server's bind; no two calls in one run get the same port.
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    use std::sync::atomic::{AtomicU32, Ordering};
+    const LOW: u32 = 20_000;
+    const SPAN: u32 = 12_000;
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let start = std::process::id() % SPAN;
+    for _ in 0..SPAN {
+        let i = NEXT.fetch_add(1, Ordering::Relaxed);
+        let port = u16::try_from(LOW + (start + i) % SPAN).unwrap();
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no free loopback port in {LOW}..{}", LOW + SPAN);
 }
 
 /// Run `solve2048 solve --json` with `args` on `store`.
