@@ -20,7 +20,7 @@ use crate::args::{LeaseArgs, MemoryArgs};
 use crate::embedded::run_embedded;
 use crate::human::{duration, print_out};
 use crate::progress::Reporter;
-use crate::runtime::{open_existing, runtime, start_threads};
+use crate::runtime::{job_runtime, open_existing, start_threads};
 
 /// Arguments of `evaluate`.
 #[derive(clap::Args)]
@@ -57,7 +57,7 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<()> {
     let threads = start_threads(args.threads)?;
     let task_budget = args.memory.task_budget()?;
-    let rt = runtime()?;
+    let rt = job_runtime(threads)?;
     let prepared = rt.block_on(prepare(&args.store, &args.player, args.chunk_size))?;
     let job = prepared.job.clone();
     let location = args.out.clone().unwrap_or_else(|| default_out(&job));

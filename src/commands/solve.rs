@@ -7,7 +7,7 @@ use crate::args::{JobArgs, LeaseArgs, MemoryArgs};
 use crate::embedded::run_embedded;
 use crate::progress::Reporter;
 use crate::report::print_summary;
-use crate::runtime::{runtime, start_threads};
+use crate::runtime::{job_runtime, start_threads};
 
 /// Arguments of `solve`.
 #[derive(clap::Args)]
@@ -44,7 +44,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .unwrap_or_else(|| format!("solve2048-store/{}", job.game.name()));
     let store = Store::open(&location, Access::ReadWrite)?;
     let reporter = Reporter::new();
-    let rt = runtime()?;
+    let rt = job_runtime(threads)?;
     let result = rt.block_on(run_embedded(
         &store,
         job.clone(),

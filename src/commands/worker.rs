@@ -8,7 +8,7 @@ use solve2048_worker::{run_agent, AgentConfig};
 
 use crate::args::{MemoryArgs, TokenArgs};
 use crate::human::{eprint_line, print_out};
-use crate::runtime::{process_name, read_file, runtime, shutdown_signal, start_threads};
+use crate::runtime::{job_runtime, process_name, read_file, shutdown_signal, start_threads};
 
 /// Arguments of `worker`.
 #[derive(clap::Args)]
@@ -78,7 +78,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         drain: Duration::from_secs(args.drain_seconds),
         store: None,
     };
-    let rt = runtime()?;
+    let rt = job_runtime(threads)?;
     let report = rt.block_on(run_agent(config, shutdown_signal()))?;
     if args.json {
         print_out(&format!("{}\n", serde_json::to_string(&report)?));
