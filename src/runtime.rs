@@ -15,7 +15,7 @@ pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 /// `kernel_threads` rayon threads (`solve`, `worker`, `evaluate`): one
 /// async thread per [`KERNEL_THREADS_PER_ASYNC`] of them. Its threads only
 /// hand kernels to rayon, decode what is read and talk to the store and
-/// the coordinator; on 2 cores a second one cost 3x3 to 1024 about 7% more
+/// the coordinator; on 2 cores a second one cost 3x3 to 1024 about 6% more
 /// core time, in thread switches.
 pub fn job_runtime(kernel_threads: usize) -> anyhow::Result<tokio::runtime::Runtime> {
     runtime_of(kernel_threads.div_ceil(KERNEL_THREADS_PER_ASYNC).max(1))
