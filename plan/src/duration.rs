@@ -42,38 +42,37 @@ pub struct Rates {
     pub source: &'static str,
 }
 
-/// 4x4 games, measured on 2026-12-06 on the 2-core development machine
-/// (release build fae796d, the same passes as 1fbb852 on two threads).
-/// Layers of over 2^21 states: 4x4 to 32 end to end on 2 threads,
-/// `--memory 2` (1,566,798,892 states, 99.3% of them in such layers, in
-/// 141.9 s forward and 446.5 s backward). Smaller layers and the parallel
-/// shares: 4x4 to 16 (largest layer 1,656,782 states) at 1 and 2 threads,
-/// two runs each (forward 2.5 and 2.7 s at 1, 1.7 and 1.7 at 2; backward
-/// 5.1 and 5.9 s at 1, 3.2 and 3.5 at 2).
+/// 4x4 games, measured on 2026-12-07 on the 2-core development machine
+/// (release build 0329955). Layers of over 2^21 states: 4x4 to 32 end to
+/// end on 2 threads, `--memory 2` (1,566,798,892 states, 99.3% of them in
+/// such layers, in 138.6 s forward and 391.0 s backward). Smaller layers
+/// and the parallel shares: 4x4 to 16 (largest layer 1,656,782 states) at
+/// 1 and 2 threads, two runs each (forward 2.08 and 2.02 s at 1, 1.34 and
+/// 1.43 at 2; backward 4.27 and 4.24 s at 1, 2.79 and 2.84 at 2).
 pub const FOUR_BY_FOUR: Rates = Rates {
-    enumerate_per_core: 5.48e6,
-    solve_per_core: 1.74e6,
-    enumerate_cached_per_core: 9.03e6,
-    solve_cached_per_core: 4.27e6,
+    enumerate_per_core: 5.65e6,
+    solve_per_core: 2.00e6,
+    enumerate_cached_per_core: 11.46e6,
+    solve_cached_per_core: 5.52e6,
     cached_layer_states: 1 << 21,
-    enumerate_parallel: 0.69,
-    solve_parallel: 0.78,
+    enumerate_parallel: 0.64,
+    solve_parallel: 0.67,
     source: "4x4 to 32 at 2 threads; smaller layers and shares from 4x4 to 16 at 1 and 2",
 };
 
-/// 2x2 and 3x3 games, fitted on 3x3 to 1024 at 1 and 2 threads (the
-/// forward rate between the two), two runs each (forward 10.7 and 9.5 s
-/// at 1, 9.0 and 11.8 at 2; backward 17.1 and 18.0 s at 1, 14.6 and 16.4
-/// at 2; 25,179,012 states, on 2026-12-06, release build 1fbb852):
-/// chunks of about 16 thousand states, whose tasks a second thread barely
-/// shortens (the largest part of each layer, 83% of its states, takes
-/// about as long on 2 threads as the whole layer on 1).
+/// 2x2 and 3x3 games, fitted on 3x3 to 1024 at 1 and 2 threads (each pass
+/// between the two), two runs each (forward 3.95 and 4.13 s at 1, 3.38 and
+/// 3.73 at 2; backward 10.37 and 10.69 s at 1, 8.86 and 9.53 at 2;
+/// 25,179,012 states, on 2026-12-07, release build 0329955): chunks of
+/// about 16 thousand states, whose tasks a second thread barely shortens
+/// (the largest part of each layer, 83% of its states, takes about as
+/// long on 2 threads as the whole layer on 1).
 /// Its largest layer is 78,159 states: every 3x3 layer runs at one rate.
 pub const SMALL_BOARDS: Rates = Rates {
-    enumerate_per_core: 2.23e6,
-    solve_per_core: 1.43e6,
-    enumerate_cached_per_core: 2.23e6,
-    solve_cached_per_core: 1.43e6,
+    enumerate_per_core: 6.04e6,
+    solve_per_core: 2.33e6,
+    enumerate_cached_per_core: 6.04e6,
+    solve_cached_per_core: 2.33e6,
     cached_layer_states: 0,
     enumerate_parallel: 0.0,
     solve_parallel: 0.0,
@@ -319,16 +318,16 @@ mod tests {
 
     /// The runs the rates and shares were fitted on, against the model:
     /// (board, target, threads, forward and backward seconds measured; the
-    /// mean of two runs of the small games), all on 2026-12-06 on the
+    /// mean of two runs of the small games), all on 2026-12-07 on the
     /// 2-core development machine. Each pass within 15%.
     #[test]
     fn durations_follow_the_measured_runs() {
         const MEASURED: [(u8, u64, u32, f64, f64); 5] = [
-            (4, 16, 1, 2.6, 5.5),
-            (4, 16, 2, 1.7, 3.35),
-            (4, 32, 2, 141.9, 446.5),
-            (3, 1024, 1, 10.1, 17.55),
-            (3, 1024, 2, 10.4, 15.5),
+            (4, 16, 1, 2.05, 4.255),
+            (4, 16, 2, 1.385, 2.815),
+            (4, 32, 2, 138.6, 391.0),
+            (3, 1024, 1, 4.04, 10.53),
+            (3, 1024, 2, 3.555, 9.195),
         ];
         for (n, target, threads, forward, backward) in MEASURED {
             let parts = part_counts(&Game::new(n.into(), target, 1.0).unwrap());
