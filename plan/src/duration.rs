@@ -140,13 +140,9 @@ pub fn cores_busy(parallel: f64, threads: f64, tasks: f64) -> f64 {
 /// The share of a worker's threads its default slots keep busy.
 pub const BUSY_SHARE: f64 = 0.9;
 
-/// The least slots a worker runs: three, so that while two tasks wait on
-/// reads and writes, decode on the async thread or run the serial parts of
-/// their kernels, a third computes. On 2 threads the cores are otherwise
-/// idle a seventh of the time in short gaps (4x4 to 32 at 2 slots: 1.74
-/// cores busy), which the model's shares do not see; 3 slots took 0.94 of
-/// the wall and 0.97 of the core time of 2 on 4x4 to 32 (benchmarks).
-pub const LEAST_SLOTS: u32 = 3;
+/// The least slots a worker runs (one task computes while another reads or
+/// writes).
+pub const LEAST_SLOTS: u32 = 2;
 
 /// A worker's default `--slots` for `threads` kernel threads: the fewest
 /// tasks at once that keep [`BUSY_SHARE`] of its threads busy
@@ -299,7 +295,7 @@ mod tests {
         assert_eq!(cores_busy(0.0, 16.0, 4.0), 4.0);
         assert_eq!(cores_busy(0.5, 16.0, 64.0), 16.0);
         assert!((cores_busy(0.38, 16.0, 2.0) - 3.0).abs() < 0.01);
-        assert_eq!((default_slots(1), default_slots(2)), (3, 3));
+        assert_eq!((default_slots(1), default_slots(2)), (2, 2));
         for threads in [4, 8, 16, 32, 64] {
             let s = default_slots(threads);
             let t = f64::from(threads);

@@ -20,8 +20,8 @@ pub struct Args {
     #[arg(long)]
     threads: Option<usize>,
     /// Tasks run at once [default: enough to keep 90% of the threads busy
-    /// by the plan's model, at least 3 (one computes while others read,
-    /// write or decode)].
+    /// by the plan's model, at least 2 (one computes while another reads or
+    /// writes)].
     #[arg(long)]
     slots: Option<u32>,
     /// Local directory for a bounded cache of fetched chunks (useful with a
