@@ -38,7 +38,7 @@ fn main() {
     let clock = Instant::now();
     let mut parts = BTreeMap::new();
     in_memory::enumerate(&game, |part, states| {
-        parts.insert(part, states.to_vec());
+        parts.insert(part, states);
     });
     let states: usize = parts.values().map(Vec::len).sum();
     let forward = clock.elapsed().as_secs_f64();

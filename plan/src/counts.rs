@@ -109,7 +109,7 @@ pub fn enumerate_small(game: &Game) -> Option<Vec<PartCount>> {
 
 /// Every part of `game` by enumerating it in memory; `visit` sees each
 /// part's states.
-fn enumerate_exact(game: &Game, visit: impl FnMut(PartId, &[u64])) -> Vec<PartCount> {
+fn enumerate_exact(game: &Game, visit: impl FnMut(PartId, Vec<u64>)) -> Vec<PartCount> {
     solve2048_core::kernel::in_memory::enumerate(game, visit)
         .into_iter()
         .map(|(part, states)| PartCount {

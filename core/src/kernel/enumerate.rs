@@ -162,28 +162,54 @@ fn by_part(
 /// The requests of a chunk's distinct afterstates `after` (sorted, made
 /// from states in `part`): each afterstate goes to the group of each tile's
 /// part its spawns of that tile land in, for each tile the game spawns;
-/// `groups` gives each part's group count.
+/// `groups` gives each part's group count. Filed on all threads, each
+/// taking a stretch of `after` (in order, so each group's keys stay sorted
+/// when the stretches' are put end to end).
 pub(crate) fn file_requests(
     game: &Game,
     part: PartId,
     after: &[u64],
     groups: impl Fn(PartId) -> Option<u32>,
 ) -> Result<GroupedKeys, UnplannedPart> {
+    let stretch = after
+        .len()
+        .div_ceil(rayon::current_num_threads())
+        .max(FILE_STRETCH);
+    file_requests_by(game, part, after, groups, stretch)
+}
+
+/// [`file_requests`], `stretch` afterstates a thread.
+fn file_requests_by(
+    game: &Game,
+    part: PartId,
+    after: &[u64],
+    groups: impl Fn(PartId) -> Option<u32>,
+    stretch: usize,
+) -> Result<GroupedKeys, UnplannedPart> {
     let planned = planned(part, groups);
     let (slot_part, rule) = (|slot: usize| slot_part(part, slot), game.spawn_rule());
-    let mut out: [Vec<Vec<u64>>; 4] = planned.map(|g| vec![Vec::new(); g.unwrap_or(1) as usize]);
-    for &a in after {
-        let grew = has_exponent(a, part.max_exp + 1) as usize;
-        for tile in rule.tiles() {
-            let slot = (tile as usize - 1) * 2 + grew;
-            let Some(groups) = planned[slot] else {
-                return Err(UnplannedPart(slot_part(slot)));
-            };
-            out[slot][spawn_group(a, tile, groups) as usize].push(a);
-        }
-    }
+    // The first unplanned slot in `after`'s order fails, as one pass would.
+    let filed = after
+        .par_chunks(stretch)
+        .map(|after| {
+            let mut out: [Vec<Vec<u64>>; 4] =
+                planned.map(|g| vec![Vec::new(); g.unwrap_or(1) as usize]);
+            for &a in after {
+                let grew = has_exponent(a, part.max_exp + 1) as usize;
+                for tile in rule.tiles() {
+                    let slot = (tile as usize - 1) * 2 + grew;
+                    let Some(groups) = planned[slot] else {
+                        return Err(UnplannedPart(slot_part(slot)));
+                    };
+                    out[slot][spawn_group(a, tile, groups) as usize].push(a);
+                }
+            }
+            Ok(out)
+        })
+        .collect::<Vec<_>>();
+    let filed = filed.into_iter().collect::<Result<Vec<_>, _>>()?;
     let mut requests = GroupedKeys::new();
-    for (slot, groups) in out.into_iter().enumerate() {
+    for (slot, groups) in end_to_end(filed).into_iter().enumerate() {
         if groups.iter().any(|g| !g.is_empty()) {
             // Two slots can share a part (a 4 spawned beside a largest tile
             // of 2); their afterstates differ, so the union is a merge.
@@ -200,6 +226,41 @@ pub(crate) fn file_requests(
         }
     }
     Ok(requests)
+}
+
+/// Afterstates one thread files at least ([`file_requests`]): below this a
+/// chunk is filed on one thread.
+const FILE_STRETCH: usize = 1 << 16;
+
+/// Keys filed by stretch (each stretch's, by slot and group) put end to end
+/// by slot and group, each group on its own thread; a later stretch's keys
+/// are freed once moved.
+fn end_to_end(filed: Vec<[Vec<Vec<u64>>; 4]>) -> [Vec<Vec<u64>>; 4] {
+    let mut stretches = filed.into_iter();
+    let mut out = stretches.next().unwrap_or_default();
+    let mut later: Vec<[Vec<Vec<u64>>; 4]> = stretches.collect();
+    if later.is_empty() {
+        return out;
+    }
+    for (slot, groups) in out.iter_mut().enumerate() {
+        // Group g's keys of every later stretch, in stretch order.
+        let mut pieces = vec![Vec::with_capacity(later.len()); groups.len()];
+        for stretch in &mut later {
+            for (g, keys) in std::mem::take(&mut stretch[slot]).into_iter().enumerate() {
+                pieces[g].push(keys);
+            }
+        }
+        groups
+            .par_iter_mut()
+            .zip(pieces)
+            .for_each(|(keys, pieces)| {
+                keys.reserve_exact(pieces.iter().map(Vec::len).sum());
+                for p in pieces {
+                    keys.extend_from_slice(&p);
+                }
+            });
+    }
+    out
 }
 
 /// The union of sorted, distinct `a` and `b`, sorted and distinct.
@@ -481,7 +542,7 @@ pub(crate) mod tests {
         let mut best = (PartId { sum: 0, max_exp: 0 }, Vec::new());
         crate::kernel::in_memory::enumerate(&game, |part, states| {
             if states.len() > best.1.len() {
-                best = (part, states.to_vec());
+                best = (part, states);
             }
         });
         (game, best.0, best.1)
@@ -531,6 +592,24 @@ pub(crate) mod tests {
             seen.sort_unstable();
             assert_eq!(seen, after, "tile {tile}");
         }
+    }
+
+    /// Filing on many threads, a stretch of the afterstates each, files
+    /// them as one pass does; an unplanned part fails the same way.
+    #[test]
+    fn stretches_do_not_change_the_filing() {
+        let (game, part, states) = real_part();
+        let after = afterstates(&game, &Mover::new(crate::Shape::square(3)), &states);
+        let groups = |p: PartId| Some(p.sum % 5 + 3);
+        let one = file_requests_by(&game, part, &after, groups, usize::MAX).unwrap();
+        assert!(one.values().flatten().filter(|k| !k.is_empty()).count() > 4);
+        for stretch in [1, 97, after.len() / 3, after.len()] {
+            let cut = file_requests_by(&game, part, &after, groups, stretch).unwrap();
+            assert!(cut == one, "stretch {stretch}");
+        }
+        let fours = |p: PartId| (p.sum != part.sum + 4).then_some(3);
+        let want = file_requests_by(&game, part, &after, fours, usize::MAX).unwrap_err();
+        assert_eq!(file_requests_by(&game, part, &after, fours, 97), Err(want));
     }
 
     /// Each state reaches the move rule with its own index, whatever the

@@ -104,10 +104,10 @@ mod tests {
             }
             checked += 1;
             let groups = |p: PartId| Some(p.sum % 3 + 2);
-            let filed = filed_afterstates(&game, part, states, groups).unwrap();
+            let filed = filed_afterstates(&game, part, &states, groups).unwrap();
             // The successors, one state and one move at a time.
             let mut want: std::collections::BTreeSet<u64> = Default::default();
-            for a in afterstates(&game, &mover, states) {
+            for a in afterstates(&game, &mover, &states) {
                 for_each_spawn(a, game.shape, |two, four| {
                     for s in [two, four] {
                         if !mover.is_lost(s) {

@@ -25,11 +25,12 @@ struct Pending {
 }
 
 /// Every part of `game`, in (sum, max tile) order, with its number of
-/// states; `visit` sees each part's sorted states once. A part's states are
-/// the spawns of the afterstates filed to it ([`kernel::expand`]), as in a
-/// stored job, with one group a part. Holds the afterstates filed to the
-/// next two layers.
-pub fn enumerate(game: &Game, mut visit: impl FnMut(PartId, &[u64])) -> Vec<(PartId, u64)> {
+/// states; `visit` is handed each part's sorted states once, to keep or
+/// drop (not copied: a whole game's states are gigabytes). A part's states
+/// are the spawns of the afterstates filed to it ([`kernel::expand`]), as
+/// in a stored job, with one group a part. Holds the afterstates filed to
+/// the next two layers.
+pub fn enumerate(game: &Game, mut visit: impl FnMut(PartId, Vec<u64>)) -> Vec<(PartId, u64)> {
     let mut pending: BTreeMap<PartId, Pending> = BTreeMap::new();
     for (part, states) in start_parts(game) {
         pending.entry(part).or_default().states.push(states);
@@ -48,10 +49,10 @@ pub fn enumerate(game: &Game, mut visit: impl FnMut(PartId, &[u64])) -> Vec<(Par
         if states.is_empty() {
             continue;
         }
-        visit(part, &states);
         out.push((part, states.len() as u64));
         let filed = kernel::filed_afterstates(game, part, &states, |_| Some(1))
             .expect("every part has one group");
+        visit(part, states);
         for (p, mut groups) in filed {
             let tile = if p.sum == part.sum + 2 { 0 } else { 1 };
             let keys = groups.pop().expect("one group");
@@ -76,7 +77,7 @@ pub struct Solved {
 pub fn solve(game: &Game) -> Solved {
     let mut parts = BTreeMap::new();
     enumerate(game, |part, states| {
-        parts.insert(part, states.to_vec());
+        parts.insert(part, states);
     });
     let mut values = HashMap::new();
     solve_parts(game, &parts, |_, states, v| {

@@ -361,7 +361,7 @@ fn grouped_successors_are_the_flat_ones_split_by_group() {
     let mut best = (PartId { sum: 0, max_exp: 0 }, Vec::new());
     crate::kernel::in_memory::enumerate(&game, |part, states| {
         if states.len() > best.1.len() {
-            best = (part, states.to_vec());
+            best = (part, states);
         }
     });
     let (part, states) = best;
