@@ -26,10 +26,10 @@ struct Pending {
 
 /// Every part of `game`, in (sum, max tile) order, with its number of
 /// states; `visit` is handed each part's sorted states once, to keep or
-/// drop (not copied: a whole game's states are gigabytes). A part's states
-/// are the spawns of the afterstates filed to it ([`kernel::expand`]), as
-/// in a stored job, with one group a part. Holds the afterstates filed to
-/// the next two layers.
+/// drop (not copied, and with no spare capacity: a whole game's states are
+/// gigabytes). A part's states are the spawns of the afterstates filed to
+/// it ([`kernel::expand`]), as in a stored job, with one group a part.
+/// Holds the afterstates filed to the next two layers.
 pub fn enumerate(game: &Game, mut visit: impl FnMut(PartId, Vec<u64>)) -> Vec<(PartId, u64)> {
     let mut pending: BTreeMap<PartId, Pending> = BTreeMap::new();
     for (part, states) in start_parts(game) {
@@ -38,7 +38,7 @@ pub fn enumerate(game: &Game, mut visit: impl FnMut(PartId, Vec<u64>)) -> Vec<(P
     let mut out = Vec::new();
     while let Some((part, p)) = pending.pop_first() {
         let [twos, fours] = p.afterstates.map(Union::finish);
-        let states = kernel::expand(
+        let mut states = kernel::expand(
             game,
             Orientation::Canonical,
             [&twos, &fours],
@@ -52,6 +52,9 @@ pub fn enumerate(game: &Game, mut visit: impl FnMut(PartId, Vec<u64>)) -> Vec<(P
         out.push((part, states.len() as u64));
         let filed = kernel::filed_afterstates(game, part, &states, |_| Some(1))
             .expect("every part has one group");
+        // The expand's buffer held every raw spawn: its spare room goes back
+        // before a caller keeps it.
+        states.shrink_to_fit();
         visit(part, states);
         for (p, mut groups) in filed {
             let tile = if p.sum == part.sum + 2 { 0 } else { 1 };
