@@ -11,7 +11,7 @@ use std::collections::btree_map::{BTreeMap, Entry};
 
 use rayon::prelude::*;
 
-use super::batch::BATCH;
+use super::batch::{append, BATCH};
 use super::distinct::{distinct_of_pieces, sort_distinct};
 use crate::rules::board::empty_bits;
 use crate::rules::canonical::Orientation;
@@ -244,7 +244,7 @@ fn end_to_end(filed: Vec<[Vec<Vec<u64>>; 4]>) -> [Vec<Vec<u64>>; 4] {
     }
     for (slot, groups) in out.iter_mut().enumerate() {
         // Group g's keys of every later stretch, in stretch order.
-        let mut pieces = vec![Vec::with_capacity(later.len()); groups.len()];
+        let mut pieces = vec![Vec::new(); groups.len()];
         for stretch in &mut later {
             for (g, keys) in std::mem::take(&mut stretch[slot]).into_iter().enumerate() {
                 pieces[g].push(keys);
@@ -254,10 +254,10 @@ fn end_to_end(filed: Vec<[Vec<Vec<u64>>; 4]>) -> [Vec<Vec<u64>>; 4] {
             .par_iter_mut()
             .zip(pieces)
             .for_each(|(keys, pieces)| {
+                // Room for exactly these keys: `append` alone would let
+                // the vector double.
                 keys.reserve_exact(pieces.iter().map(Vec::len).sum());
-                for p in pieces {
-                    keys.extend_from_slice(&p);
-                }
+                append(keys, pieces);
             });
     }
     out
