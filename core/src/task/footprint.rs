@@ -100,10 +100,13 @@ fn read_of(runs: &[RunRef], piece: Option<MergePiece>) -> (u64, u64) {
 /// `slices` slices, answering `keys` request keys: the value table of its
 /// slice and what building it holds (at most the slice's keys and values
 /// partitioned; and the slice's keys and values while it is filtered, when
-/// sliced); the requests' compressed bytes (about 2 a key); and for each
-/// key in the slice, its sum and answer (up to 26: counted as if every key
-/// were distinct). A slice is charged [`SLICE_IMBALANCE`] times its share,
-/// since slices are hashed, not cut evenly.
+/// sliced); the requests' compressed bytes (about 2 a key, both tiles'
+/// at once); and for each key in the slice, its afterstate and sum (16,
+/// counted as if every key were distinct) and its place in the union (4),
+/// with the answers of the requests being answered and the encoded
+/// responses in the 6 bytes left: 26. A slice is charged
+/// [`SLICE_IMBALANCE`] times its share, since slices are hashed, not cut
+/// evenly.
 pub fn gather_bytes(states: u64, slices: u32, keys: u64) -> u64 {
     let slices = slices.max(1) as f64;
     let share = |n: u64| {

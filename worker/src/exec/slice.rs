@@ -2,7 +2,7 @@
 //! request's afterstates among those it answers.
 
 use solve2048_core::formats::chunk::{self, ChunkHeader, FormatError};
-use solve2048_core::kernel::{self, seek};
+use solve2048_core::kernel;
 use solve2048_core::space::ids::SliceMemo;
 use solve2048_core::task::GatherPiece;
 use solve2048_core::Shape;
@@ -10,29 +10,17 @@ use solve2048_core::Shape;
 use super::error::WorkerError;
 use super::run::Run;
 
-/// The afterstates of one request (verified, compressed `bytes`) that are in
-/// `union` (sorted: the requests' afterstates in a slice), each with its
-/// index there, in order. A request's keys are sorted too, so a cursor that
-/// gallops forward finds each one, or finds it is in another slice.
-pub(super) fn in_union<'a>(
-    bytes: &'a [u8],
-    header: &ChunkHeader,
-    union: &'a [u64],
-) -> Result<impl Iterator<Item = Result<(u64, usize), FormatError>> + 'a, FormatError> {
-    let mut at = 0;
-    Ok(
-        chunk::stream_keys(bytes, header)?.filter_map(move |key| match key {
-            Err(e) => Some(Err(e)),
-            Ok(key) => {
-                at = seek(union, at, key);
-                (union.get(at) == Some(&key)).then_some(Ok((key, at)))
-            }
-        }),
-    )
+/// A gather's requests in one slice: their distinct afterstates there,
+/// sorted, and where each request's afterstates in the slice lie among
+/// them, found as they are merged (each request is decoded once).
+pub(super) struct Union {
+    /// The distinct afterstates, sorted.
+    pub(super) keys: Vec<u64>,
+    /// For each request, the index in `keys` of each of its afterstates in
+    /// the slice, in the request's order.
+    pub(super) places: Vec<Vec<u32>>,
 }
 
-/// The slice of a group a gather task takes ([`solve2048_core::space::ids::slice_of`]):
-/// its states and the afterstates it answers.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Slice {
     pub(super) index: u32,
@@ -74,16 +62,17 @@ impl Slice {
     }
 
     /// The distinct afterstates in it of requests (verified, compressed, in
-    /// `loaded`), sorted: they are read as streams, filtered, and merged.
-    /// The streams share one memo: a large group has requests from
-    /// thousands of chunks on the largest games, and a memo each would cost
-    /// their number times its size.
+    /// `loaded`), sorted, and where each request's lie among them: they are
+    /// read as streams, filtered, and merged. The streams share one memo: a
+    /// large group has requests from thousands of chunks on the largest
+    /// games, and a memo each would cost their number times its size. The
+    /// requests hold at most `u32::MAX` keys in all (the caller checks).
     pub(super) fn union(
         self,
         loaded: &[Vec<u8>],
         headers: &[ChunkHeader],
         n: Shape,
-    ) -> Result<Vec<u64>, (usize, FormatError)> {
+    ) -> Result<Union, (usize, FormatError)> {
         let holds = std::cell::RefCell::new(self.holds(n));
         let holds = &holds;
         let streams = loaded
@@ -98,7 +87,19 @@ impl Slice {
                     .map_err(|e| (i, e))
             })
             .collect::<Result<Vec<_>, _>>()?;
-        kernel::merge(streams)
+        // A slice holds about its share of each request's keys.
+        let mut places: Vec<Vec<u32>> = (headers.iter())
+            .map(|h| Vec::with_capacity((h.count / u64::from(self.of.max(1))) as usize))
+            .collect();
+        let mut keys: Vec<u64> = Vec::new();
+        let mut merged = kernel::Merged::new(streams);
+        while let Some((key, i)) = merged.next_head()? {
+            if keys.last() != Some(&key) {
+                keys.push(key);
+            }
+            places[i].push((keys.len() - 1) as u32);
+        }
+        Ok(Union { keys, places })
     }
 }
 
@@ -156,6 +157,77 @@ mod tests {
                 let kept: Vec<u64> = keys.iter().copied().filter(|&k| holds(k)).collect();
                 assert_eq!(piece, &kept, "slice {index} of {of}");
                 assert!(of == 1 || piece.len() < keys.len(), "slice {index} of {of}");
+            }
+        }
+    }
+
+    /// The union of requests that share keys holds each key of the slice
+    /// once, sorted, and places each request's keys in the slice at
+    /// themselves, in the request's order.
+    #[test]
+    fn the_union_places_each_requests_keys() {
+        use solve2048_core::formats::chunk::ChunkKind;
+        use solve2048_core::space::ids::{ChunkId, PartId};
+        let n = Shape::square(4);
+        let game = solve2048_core::Game::new(4, 2048, 1.0).unwrap();
+        let mut x = 0x0bad_cafe_1234_5678_u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x & 0x7777_7777_7777_7777
+        };
+        let pool: Vec<u64> = (0..3_000).map(|_| next()).collect();
+        // Requests of random draws from one pool, so they share keys; one
+        // is empty.
+        let requests: Vec<Vec<u64>> = (0..7)
+            .map(|r| {
+                let mut keys: Vec<u64> = (0..r * 300)
+                    .map(|_| pool[next() as usize % 3_000])
+                    .collect();
+                keys.sort_unstable();
+                keys.dedup();
+                keys
+            })
+            .collect();
+        let headers: Vec<ChunkHeader> = (requests.iter().enumerate())
+            .map(|(i, keys)| ChunkHeader {
+                kind: ChunkKind::Requests,
+                game,
+                id: ChunkId {
+                    part: PartId {
+                        sum: 40,
+                        max_exp: 5,
+                    },
+                    group: 0,
+                    index: i as u32,
+                },
+                count: keys.len() as u64,
+            })
+            .collect();
+        let loaded: Vec<Vec<u8>> = (requests.iter().zip(&headers))
+            .map(|(keys, h)| chunk::encode_keys(h, keys, 1))
+            .collect();
+        for of in 1..=3 {
+            for index in 0..of {
+                let slice = Slice { index, of };
+                let union = slice.union(&loaded, &headers, n).unwrap();
+                let mut holds = slice.holds(n);
+                let mut all: Vec<u64> = requests
+                    .iter()
+                    .flatten()
+                    .copied()
+                    .filter(|&k| holds(k))
+                    .collect();
+                all.sort_unstable();
+                all.dedup();
+                assert_eq!(union.keys, all, "slice {index} of {of}");
+                for (keys, places) in requests.iter().zip(&union.places) {
+                    let kept: Vec<u64> = keys.iter().copied().filter(|&k| holds(k)).collect();
+                    let placed: Vec<u64> =
+                        places.iter().map(|&at| union.keys[at as usize]).collect();
+                    assert_eq!(placed, kept, "slice {index} of {of}");
+                }
             }
         }
     }
