@@ -260,8 +260,9 @@ impl Run<'_> {
     /// The requests `asked` (of one tile, addressed to `group` of `part`):
     /// their verified, compressed bytes, read concurrently (a Vec of
     /// futures: see `merge`), with their headers and their responses'. Each
-    /// is read twice as a stream, into the union and then to answer it, so
-    /// a gather holds about two bytes a request key instead of eight.
+    /// is decoded once, as a stream into the union, so a gather holds about
+    /// two bytes a request key (and four for its place in the union) instead
+    /// of eight.
     async fn read_requests(
         &self,
         part: PartId,
