@@ -16,8 +16,9 @@
 //! - [`runs`]: runs as tasks write and read them.
 //! - [`gather`]: gather tasks (one group answers what was addressed to it).
 //! - [`backward`]: solve and start-value tasks.
-//! - [`slice`]: the slice of a group a gather takes, and the cursor that
-//!   finds a request's afterstates among those it answers.
+//! - [`slice`]: the slice of a group a gather takes, and the union of its
+//!   requests that places each request's afterstates among those it
+//!   answers.
 //! - [`evaluate`]: what an evaluation job's enumerate and solve do besides
 //!   the solve's (boards as they lie, under a player's moves, beside a
 //!   solved store); its other stages are the solve's.

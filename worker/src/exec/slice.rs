@@ -1,5 +1,6 @@
-//! The slice of a group that a gather task takes, and how it finds a
-//! request's afterstates among those it answers.
+//! The slice of a group that a gather task takes, and the union of its
+//! requests, which finds where each request's afterstates lie among those
+//! it answers.
 
 use solve2048_core::formats::chunk::{self, ChunkHeader, FormatError};
 use solve2048_core::kernel;
@@ -21,6 +22,8 @@ pub(super) struct Union {
     pub(super) places: Vec<Vec<u32>>,
 }
 
+/// The slice of a group a gather task takes ([`solve2048_core::space::ids::slice_of`]):
+/// its states and the afterstates it answers.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Slice {
     pub(super) index: u32,
