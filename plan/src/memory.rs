@@ -12,7 +12,8 @@
 use serde::Serialize;
 use solve2048_core::task::footprint::{self, PROCESS_BYTES};
 use solve2048_core::task::{
-    gather_cuts, run_frame_keys, GATHER_ANSWER_CHUNKS, GATHER_READ_CHUNKS, MERGE_RUN_CHUNKS,
+    gather_cuts, run_frame_keys, GATHER_ANSWER_CHUNKS, GATHER_READ_CHUNKS, GATHER_SLICE_CHUNKS,
+    MERGE_RUN_CHUNKS,
 };
 
 use crate::cluster::Cluster;
@@ -219,22 +220,22 @@ fn largest_merge(group: u64, chunk: u64, chunk_size: u64) -> u64 {
     footprint::merge_bytes(read, runs * footprint::decoded_blob_bytes(frame), chunk)
 }
 
-/// The most a gather task can hold with chunks of `chunk` states: a batch
-/// of small groups (a chunk of states, [`GATHER_ANSWER_CHUNKS`] chunks of
-/// keys), or one piece of a group cut by [`gather_cuts`] (the worst cut over
-/// group sizes, asked as many keys as a piece may read).
+/// The most a gather task can hold with chunks of `chunk` states: one piece
+/// of a group cut by [`gather_cuts`], over slice counts, its group as large
+/// as that count allows ([`GATHER_SLICE_CHUNKS`] chunks a slice) and asked
+/// as many keys as one share holds. A batch of small groups (a chunk of
+/// states, [`GATHER_ANSWER_CHUNKS`] chunks of keys) holds less than a whole
+/// group of one slice.
 fn largest_gather(chunk: u64) -> u64 {
-    let batch = footprint::gather_bytes(chunk, 1, GATHER_ANSWER_CHUNKS * chunk);
-    (2..=64u64)
+    (1..=64u64)
         .map(|slices| {
-            let states = slices * chunk;
-            let keys = GATHER_READ_CHUNKS * chunk;
+            let states = slices * GATHER_SLICE_CHUNKS * chunk;
+            let keys = (GATHER_ANSWER_CHUNKS * slices).min(GATHER_READ_CHUNKS) * chunk;
             let (slices, shares) = gather_cuts(states, keys, chunk);
             footprint::gather_bytes(states, slices, keys.div_ceil(shares as u64))
         })
         .max()
         .unwrap_or(0)
-        .max(batch)
 }
 
 #[cfg(test)]

@@ -410,7 +410,7 @@ mod tests {
     }
 
     /// Small groups share tasks up to a chunk of states and two of request
-    /// keys; a group of more than a chunk of states is gathered in slices,
+    /// keys; a group of more than two chunks of states is gathered in slices,
     /// and one asked many keys in shares of whole requests, every slice of
     /// every share a task with all of the group's chunks.
     #[test]
@@ -428,13 +428,14 @@ mod tests {
             .get_mut(&(part(12), 3))
             .unwrap()
             .push(request(3, 9, 60));
-        // Group 4: 250 states (3 slices) asked 40 requests of 70 keys
-        // (2800 keys: shares of at most 600, so 5 shares).
+        // Group 4: 450 states (3 slices of at most 2 chunks) asked 40
+        // requests of 70 keys (2800 keys: shares of at most 600, so 5
+        // shares).
         asked.insert(
             (part(12), 4),
             (0..40).map(|i| request(4, 10 + i, 70)).collect(),
         );
-        chunks.insert((part(12), 4), vec![solved(4, 200), solved(4, 50)]);
+        chunks.insert((part(12), 4), vec![solved(4, 400), solved(4, 50)]);
         let tasks = gather_tasks(asked, chunks, chunk);
         let got = shape(&tasks);
         assert_eq!(got[0], (vec![0, 1], None, 2));

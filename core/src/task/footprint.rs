@@ -5,7 +5,9 @@
 
 use crate::kernel::enumerate::SLICE;
 use crate::kernel::value_table::{insert_bytes, ValueTable};
-use crate::task::{JobSpec, MergePiece, RunRef, Task, EXPAND_CHUNKS, SPAWNS_PER_AFTERSTATE};
+use crate::task::{
+    JobSpec, MergePiece, RunRef, Task, EXPAND_CHUNKS, SLICE_INSERT_KEYS, SPAWNS_PER_AFTERSTATE,
+};
 
 /// Bytes a worker process holds besides its tasks: code, the async
 /// runtime, connection and I/O buffers, allocator slack.
@@ -98,28 +100,34 @@ fn read_of(runs: &[RunRef], piece: Option<MergePiece>) -> (u64, u64) {
 
 /// Bytes a gather task holds for one group of `states` states, taken in
 /// `slices` slices, answering `keys` request keys: the value table of its
-/// slice and what building it holds (at most the slice's keys and values
-/// partitioned; and the slice's keys and values while it is filtered, when
-/// sliced); the requests' compressed bytes (about 2 a key, both tiles'
-/// at once); and for each key in the slice, its afterstate and sum (16,
-/// counted as if every key were distinct) and its place in the union (4),
-/// with the answers of the requests being answered and the encoded
-/// responses in the 6 bytes left: 26. A slice is charged
-/// [`SLICE_IMBALANCE`] times its share, since slices are hashed, not cut
-/// evenly.
+/// slice and what building it holds (the group's keys and values
+/// partitioned; when sliced, [`SLICE_INSERT_KEYS`] of them filtered and
+/// those partitioned); the requests' compressed bytes (about 2 a key, both
+/// tiles' at once); and for each key in the slice, its afterstate and sum
+/// (16, counted as if every key were distinct) and its place in the union
+/// (4), with the answers of the requests being answered and the encoded
+/// responses in the 6 bytes left: 26.
 pub fn gather_bytes(states: u64, slices: u32, keys: u64) -> u64 {
-    let slices = slices.max(1) as f64;
-    let share = |n: u64| {
-        if slices > 1.0 {
-            (n as f64 * SLICE_IMBALANCE / slices).min(n as f64) as u64
-        } else {
-            n
-        }
+    let slice_states = slice_share(states, slices);
+    let building = match slices > 1 {
+        true => 2 * insert_bytes(slice_states.min(SLICE_INSERT_KEYS) as usize),
+        false => insert_bytes(slice_states as usize),
     };
-    let slice_states = share(states);
-    let filtering = if slices > 1.0 { 16 * slice_states } else { 0 };
-    let table = ValueTable::bytes_for(slice_states as usize) + insert_bytes(slice_states as usize);
-    table + filtering + 2 * keys + 26 * share(keys)
+    ValueTable::bytes_for(slice_states as usize)
+        + building
+        + 2 * keys
+        + 26 * slice_share(keys, slices)
+}
+
+/// What one of `slices` slices of a group is charged of the group's `n`
+/// states or request keys: [`SLICE_IMBALANCE`] times its even share (at
+/// most all `n`), since slices are hashed, not cut evenly. A sliced
+/// gather sizes its table for this many states.
+pub fn slice_share(n: u64, slices: u32) -> u64 {
+    match slices > 1 {
+        true => (n as f64 * SLICE_IMBALANCE / slices as f64).min(n as f64) as u64,
+        false => n,
+    }
 }
 
 /// How much more than its even share one slice of a gather may hold.
@@ -219,6 +227,7 @@ fn as_solved(task: &Task, job: &JobSpec) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::task::{gather_cuts, GATHER_ANSWER_CHUNKS, GATHER_READ_CHUNKS, GATHER_SLICE_CHUNKS};
 
     #[test]
     fn a_default_chunk_fits_a_gib() {
@@ -230,6 +239,18 @@ mod tests {
             solve_bytes(chunk, 2 * chunk),
         ] {
             assert!(bytes < 1 << 30, "{bytes}");
+        }
+        // Every piece of a gather, whatever its group's size, fits a worker
+        // of `--memory 1`: the largest group of each slice count, asked the
+        // most keys one share holds (more keys make more shares).
+        let budget = (1 << 30) - PROCESS_BYTES;
+        for slices in 1..=64u64 {
+            let states = slices * GATHER_SLICE_CHUNKS * chunk;
+            let keys = (GATHER_ANSWER_CHUNKS * slices).min(GATHER_READ_CHUNKS) * chunk;
+            assert_eq!(gather_cuts(states, keys, chunk), (slices as u32, 1));
+            assert_eq!(gather_cuts(states, keys + 1, chunk), (slices as u32, 2));
+            let piece = gather_bytes(states, slices as u32, keys);
+            assert!(piece <= budget, "{slices} slices: {piece}");
         }
         // Grows with the work, never shrinks.
         assert!(enumerate_bytes(2 * chunk) > enumerate_bytes(chunk));

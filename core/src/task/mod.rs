@@ -46,8 +46,8 @@ mod objects;
 
 pub use cuts::{
     gather_cuts, merge_pieces, run_frame_keys, EXPAND_CHUNKS, GATHER_ANSWER_CHUNKS,
-    GATHER_READ_CHUNKS, MERGE_RUN_CHUNKS, PIECE_CHUNKS, RUN_FRAMES_PER_CHUNK,
-    SPAWNS_PER_AFTERSTATE,
+    GATHER_READ_CHUNKS, GATHER_SLICE_CHUNKS, MERGE_RUN_CHUNKS, PIECE_CHUNKS, RUN_FRAMES_PER_CHUNK,
+    SLICE_INSERT_KEYS, SPAWNS_PER_AFTERSTATE,
 };
 pub use job::{
     result_digest, values_recomputed, JobManifest, JobSpec, LayerIndex, ManifestError, PartIndex,

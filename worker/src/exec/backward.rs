@@ -13,7 +13,8 @@ use solve2048_core::space::ids::PartId;
 use solve2048_core::space::parts::part_of;
 use solve2048_core::task::evaluation::ChunkEvaluation;
 use solve2048_core::task::{
-    result_digest, ChunkRef, RequestRef, ResponseRef, SolvedRef, TaskOutput,
+    footprint, result_digest, ChunkRef, RequestRef, ResponseRef, SolvedRef, TaskOutput,
+    SLICE_INSERT_KEYS,
 };
 use solve2048_store::{layout, Store, StoreError};
 
@@ -55,9 +56,48 @@ impl Run<'_> {
         Ok(table)
     }
 
-    /// [`Self::table_of`] for one slice of several: each chunk is read and
-    /// filtered as it arrives, then the table is sized to what was kept.
+    /// [`Self::table_of`] for one slice of several. The table is sized for
+    /// the slice's charged share of the group's states
+    /// ([`footprint::slice_share`]), and each chunk is filtered and inserted
+    /// as it arrives ([`Slice::fill`]), so that only the chunks in flight and
+    /// one piece of kept states are held beside it. A slice that holds more
+    /// than its share (its group's states crowd into few layouts of large
+    /// tiles) is read again and sized to what it keeps
+    /// ([`Self::exact_slice_table`]).
     async fn slice_table(
+        &self,
+        store: &Store,
+        chunks: &[SolvedRef],
+        slice: Slice,
+    ) -> Result<ValueTable, WorkerError> {
+        let n = self.job.game.shape;
+        let total: u64 = chunks.iter().map(|c| c.chunk.count).sum();
+        let capacity = footprint::slice_share(total, slice.of) as usize;
+        let mut table = Some(ValueTable::with_capacity(capacity));
+        let mut reads = Vec::with_capacity(chunks.len());
+        for c in chunks {
+            reads.push(self.read_solved(store, *c));
+        }
+        let mut pieces = futures::stream::iter(reads).buffered(LOAD_IN_FLIGHT);
+        while let Some((s, v)) = pieces.try_next().await? {
+            let Some(t) = table.take() else { break };
+            table = self
+                .blocking(move || slice.fill(t, capacity, n, &s, &v))
+                .await?;
+        }
+        match table {
+            Some(t) => Ok(t),
+            None => {
+                tracing::info!(task = %self.task.key(), "a slice holds more than its share of its group's states: read again");
+                self.exact_slice_table(store, chunks, slice).await
+            }
+        }
+    }
+
+    /// [`Self::slice_table`] sized to the slice: each chunk is read and
+    /// filtered as it arrives, then the table is sized to what was kept and
+    /// filled [`SLICE_INSERT_KEYS`] keys at a time.
+    async fn exact_slice_table(
         &self,
         store: &Store,
         chunks: &[SolvedRef],
@@ -79,7 +119,10 @@ impl Run<'_> {
         }
         self.blocking(move || {
             let mut table = ValueTable::with_capacity(states.len());
-            table.insert_many(&states, &values);
+            let piece = SLICE_INSERT_KEYS as usize;
+            for (s, v) in states.chunks(piece).zip(values.chunks(piece)) {
+                table.insert_many(s, v);
+            }
             table
         })
         .await

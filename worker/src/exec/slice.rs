@@ -4,8 +4,9 @@
 
 use solve2048_core::formats::chunk::{self, ChunkHeader, FormatError};
 use solve2048_core::kernel;
+use solve2048_core::kernel::value_table::ValueTable;
 use solve2048_core::space::ids::SliceMemo;
-use solve2048_core::task::GatherPiece;
+use solve2048_core::task::{GatherPiece, SLICE_INSERT_KEYS};
 use solve2048_core::Shape;
 
 use super::error::WorkerError;
@@ -62,6 +63,39 @@ impl Slice {
     ) -> (Vec<u64>, Vec<f64>) {
         let mut holds = self.holds(n);
         pairs.filter(|&(k, _)| holds(k)).unzip()
+    }
+
+    /// `table` (sized for `capacity` states) with the states of one chunk
+    /// that lie in this slice added, with their values, [`SLICE_INSERT_KEYS`]
+    /// states at a time, so that beside the table only one piece's kept
+    /// states and their partition are held. None once they would pass the
+    /// capacity.
+    pub(super) fn fill(
+        self,
+        mut table: ValueTable,
+        capacity: usize,
+        n: Shape,
+        states: &[u64],
+        values: &[f64],
+    ) -> Option<ValueTable> {
+        let mut holds = self.holds(n);
+        let piece = SLICE_INSERT_KEYS as usize;
+        let (mut keys, mut kept) = (Vec::with_capacity(piece), Vec::with_capacity(piece));
+        for (s, v) in states.chunks(piece).zip(values.chunks(piece)) {
+            keys.clear();
+            kept.clear();
+            for (&k, &x) in s.iter().zip(v) {
+                if holds(k) {
+                    keys.push(k);
+                    kept.push(x);
+                }
+            }
+            if table.len() + keys.len() > capacity {
+                return None;
+            }
+            table.insert_many(&keys, &kept);
+        }
+        Some(table)
     }
 
     /// The distinct afterstates in it of requests (verified, compressed, in
@@ -162,6 +196,49 @@ mod tests {
                 assert!(of == 1 || piece.len() < keys.len(), "slice {index} of {of}");
             }
         }
+    }
+
+    /// A slice's table filled chunk by chunk holds the states the slice's
+    /// filter keeps, with their values, and no other; a chunk that would
+    /// pass the table's capacity gives None.
+    #[test]
+    fn a_slice_fills_its_table_with_its_own_states() {
+        let n = Shape::square(4);
+        let mut x = 0x5eed_0123_4567_89ab_u64;
+        let mut keys: Vec<u64> = (0..3 * SLICE_INSERT_KEYS as usize / 2 + 1000)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x & 0x7777_7777_7777_7777
+            })
+            .filter(|&k| k != 0)
+            .collect();
+        keys.sort_unstable();
+        keys.dedup();
+        let values: Vec<f64> = keys.iter().map(|&k| (k % 1000) as f64 / 7.0).collect();
+        let slice = Slice { index: 1, of: 3 };
+        let mut holds = slice.holds(n);
+        let mine: Vec<(u64, f64)> = (keys.iter().zip(&values))
+            .filter(|(&k, _)| holds(k))
+            .map(|(&k, &v)| (k, v))
+            .collect();
+        assert!(mine.len() > 1000 && mine.len() < keys.len() / 2);
+        // Two chunks.
+        let cut = keys.len() / 3;
+        let fill = |capacity: usize| {
+            let table = ValueTable::with_capacity(capacity);
+            let table = slice.fill(table, capacity, n, &keys[..cut], &values[..cut])?;
+            slice.fill(table, capacity, n, &keys[cut..], &values[cut..])
+        };
+        let table = fill(mine.len()).expect("room for the slice");
+        assert_eq!(table.len(), mine.len());
+        for &(k, v) in &mine {
+            assert_eq!(table.get(k), Some(v));
+        }
+        let others = keys.iter().filter(|&&k| !holds(k));
+        assert!(others.take(1000).all(|&k| table.get(k).is_none()));
+        assert!(fill(mine.len() - 1).is_none());
     }
 
     /// The union of requests that share keys holds each key of the slice
