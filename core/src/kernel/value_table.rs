@@ -110,6 +110,11 @@ impl ValueTable {
         (self.slots.capacity() * std::mem::size_of::<Slot>()) as u64
     }
 
+    /// Number of states it was sized for: inserting more is refused.
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
     /// Number of states held.
     pub fn len(&self) -> usize {
         self.len.load(Relaxed)

@@ -25,46 +25,15 @@ use super::slice::Slice;
 
 impl Run<'_> {
     /// The values of the states of `chunks` of `store` (the job's, or an
-    /// evaluation's solved store) in `slice`, in one table.
+    /// evaluation's solved store) in `slice`, in one table. The table is
+    /// sized before anything is read: for the group's states, or for a
+    /// slice's charged share of them ([`footprint::slice_share`]); each
+    /// chunk is filtered and inserted as it arrives ([`Slice::fill`]), so
+    /// that beside the table only the chunks in flight (and a piece of kept
+    /// states) are held. A slice that holds more than its share (its
+    /// group's states crowd into few layouts of large tiles) is read again
+    /// and sized to what it keeps ([`Self::exact_slice_table`]).
     pub(super) async fn table_of(
-        &self,
-        store: &Store,
-        chunks: &[SolvedRef],
-        slice: Slice,
-    ) -> Result<ValueTable, WorkerError> {
-        if slice.of > 1 {
-            return self.slice_table(store, chunks, slice).await;
-        }
-        let total: u64 = chunks.iter().map(|c| c.chunk.count).sum();
-        let mut table = ValueTable::with_capacity(total as usize);
-        // A Vec of futures, not a lazy map (see `merge`).
-        let mut reads = Vec::with_capacity(chunks.len());
-        for c in chunks {
-            reads.push(self.read_solved(store, *c));
-        }
-        // Insert each chunk as it arrives: besides the table, only the chunks
-        // in flight are held.
-        let mut pieces = futures::stream::iter(reads).buffered(LOAD_IN_FLIGHT);
-        while let Some((states, values)) = pieces.try_next().await? {
-            table = self
-                .blocking(move || {
-                    table.insert_many(&states, &values);
-                    table
-                })
-                .await?;
-        }
-        Ok(table)
-    }
-
-    /// [`Self::table_of`] for one slice of several. The table is sized for
-    /// the slice's charged share of the group's states
-    /// ([`footprint::slice_share`]), and each chunk is filtered and inserted
-    /// as it arrives ([`Slice::fill`]), so that only the chunks in flight and
-    /// one piece of kept states are held beside it. A slice that holds more
-    /// than its share (its group's states crowd into few layouts of large
-    /// tiles) is read again and sized to what it keeps
-    /// ([`Self::exact_slice_table`]).
-    async fn slice_table(
         &self,
         store: &Store,
         chunks: &[SolvedRef],
@@ -74,29 +43,26 @@ impl Run<'_> {
         let total: u64 = chunks.iter().map(|c| c.chunk.count).sum();
         let capacity = footprint::slice_share(total, slice.of) as usize;
         let mut table = Some(ValueTable::with_capacity(capacity));
-        let mut reads = Vec::with_capacity(chunks.len());
-        for c in chunks {
-            reads.push(self.read_solved(store, *c));
-        }
-        let mut pieces = futures::stream::iter(reads).buffered(LOAD_IN_FLIGHT);
+        let mut pieces = self.solved_chunks(store, chunks);
         while let Some((s, v)) = pieces.try_next().await? {
             let Some(t) = table.take() else { break };
-            table = self
-                .blocking(move || slice.fill(t, capacity, n, &s, &v))
-                .await?;
+            table = self.blocking(move || slice.fill(t, n, &s, &v)).await?;
         }
         match table {
             Some(t) => Ok(t),
             None => {
-                tracing::info!(task = %self.task.key(), "a slice holds more than its share of its group's states: read again");
+                tracing::info!(
+                    task = %self.task.key(),
+                    "a slice holds more than its share of its group's states: read again"
+                );
                 self.exact_slice_table(store, chunks, slice).await
             }
         }
     }
 
-    /// [`Self::slice_table`] sized to the slice: each chunk is read and
-    /// filtered as it arrives, then the table is sized to what was kept and
-    /// filled [`SLICE_INSERT_KEYS`] keys at a time.
+    /// [`Self::table_of`] for a slice sized to what it keeps: each chunk is
+    /// read and filtered as it arrives, then the table is sized to what was
+    /// kept and filled [`SLICE_INSERT_KEYS`] keys at a time.
     async fn exact_slice_table(
         &self,
         store: &Store,
@@ -104,11 +70,7 @@ impl Run<'_> {
         slice: Slice,
     ) -> Result<ValueTable, WorkerError> {
         let n = self.job.game.shape;
-        let mut reads = Vec::with_capacity(chunks.len());
-        for c in chunks {
-            reads.push(self.read_solved(store, *c));
-        }
-        let mut pieces = futures::stream::iter(reads).buffered(LOAD_IN_FLIGHT);
+        let mut pieces = self.solved_chunks(store, chunks);
         let (mut states, mut values) = (Vec::new(), Vec::new());
         while let Some((s, v)) = pieces.try_next().await? {
             let kept = self
@@ -126,6 +88,20 @@ impl Run<'_> {
             table
         })
         .await
+    }
+
+    /// The solved chunks `chunks` of `store`, in order, [`LOAD_IN_FLIGHT`]
+    /// read at a time (from a Vec of futures, not a lazy map: see `merge`).
+    fn solved_chunks<'a>(
+        &'a self,
+        store: &'a Store,
+        chunks: &[SolvedRef],
+    ) -> impl futures::Stream<Item = Result<(Vec<u64>, Vec<f64>), WorkerError>> + 'a {
+        let mut reads = Vec::with_capacity(chunks.len());
+        for c in chunks {
+            reads.push(self.read_solved(store, *c));
+        }
+        futures::stream::iter(reads).buffered(LOAD_IN_FLIGHT)
     }
 
     /// A solved chunk of `store`: its states and values.

@@ -65,19 +65,25 @@ impl Slice {
         pairs.filter(|&(k, _)| holds(k)).unzip()
     }
 
-    /// `table` (sized for `capacity` states) with the states of one chunk
-    /// that lie in this slice added, with their values, [`SLICE_INSERT_KEYS`]
-    /// states at a time, so that beside the table only one piece's kept
-    /// states and their partition are held. None once they would pass the
-    /// capacity.
+    /// `table` with the states of one chunk that lie in this slice added,
+    /// with their values: all at once for the whole group, else
+    /// [`SLICE_INSERT_KEYS`] states at a time, so that beside the table only
+    /// one piece's kept states and their partition are held. None once they
+    /// would pass the table's capacity.
     pub(super) fn fill(
         self,
         mut table: ValueTable,
-        capacity: usize,
         n: Shape,
         states: &[u64],
         values: &[f64],
     ) -> Option<ValueTable> {
+        if self.of <= 1 {
+            if table.len() + states.len() > table.capacity() {
+                return None;
+            }
+            table.insert_many(states, values);
+            return Some(table);
+        }
         let mut holds = self.holds(n);
         let piece = SLICE_INSERT_KEYS as usize;
         let (mut keys, mut kept) = (Vec::with_capacity(piece), Vec::with_capacity(piece));
@@ -90,7 +96,7 @@ impl Slice {
                     kept.push(x);
                 }
             }
-            if table.len() + keys.len() > capacity {
+            if table.len() + keys.len() > table.capacity() {
                 return None;
             }
             table.insert_many(&keys, &kept);
@@ -199,8 +205,9 @@ mod tests {
     }
 
     /// A slice's table filled chunk by chunk holds the states the slice's
-    /// filter keeps, with their values, and no other; a chunk that would
-    /// pass the table's capacity gives None.
+    /// filter keeps (all of them for the whole group), with their values,
+    /// and no other; a chunk that would pass the table's capacity gives
+    /// None.
     #[test]
     fn a_slice_fills_its_table_with_its_own_states() {
         let n = Shape::square(4);
@@ -226,19 +233,27 @@ mod tests {
         assert!(mine.len() > 1000 && mine.len() < keys.len() / 2);
         // Two chunks.
         let cut = keys.len() / 3;
-        let fill = |capacity: usize| {
+        let fill = |slice: Slice, capacity: usize| {
             let table = ValueTable::with_capacity(capacity);
-            let table = slice.fill(table, capacity, n, &keys[..cut], &values[..cut])?;
-            slice.fill(table, capacity, n, &keys[cut..], &values[cut..])
+            let table = slice.fill(table, n, &keys[..cut], &values[..cut])?;
+            slice.fill(table, n, &keys[cut..], &values[cut..])
         };
-        let table = fill(mine.len()).expect("room for the slice");
+        // The whole group keeps every state.
+        let whole = fill(Slice::WHOLE, keys.len()).expect("room for the group");
+        assert_eq!(whole.len(), keys.len());
+        assert!(keys
+            .iter()
+            .zip(&values)
+            .all(|(&k, &v)| whole.get(k) == Some(v)));
+        assert!(fill(Slice::WHOLE, keys.len() - 1).is_none());
+        let table = fill(slice, mine.len()).expect("room for the slice");
         assert_eq!(table.len(), mine.len());
         for &(k, v) in &mine {
             assert_eq!(table.get(k), Some(v));
         }
         let others = keys.iter().filter(|&&k| !holds(k));
         assert!(others.take(1000).all(|&k| table.get(k).is_none()));
-        assert!(fill(mine.len() - 1).is_none());
+        assert!(fill(slice, mine.len() - 1).is_none());
     }
 
     /// The union of requests that share keys holds each key of the slice
