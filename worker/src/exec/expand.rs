@@ -115,12 +115,12 @@ fn expand_runs(
         ))
     };
     for spawns in [None, Some(1u8), Some(2)] {
-        let streams: Vec<RunKeys> = runs
-            .iter()
-            .enumerate()
-            .filter(|(_, (s, _))| *s == spawns)
-            .map(|(i, (_, blobs))| RunKeys::new(i, blobs, 0, u64::MAX))
-            .collect();
+        let streams: Vec<RunKeys> = RunKeys::decoded(
+            (runs.iter().enumerate())
+                .filter(|(_, (s, _))| *s == spawns)
+                .map(|(i, (_, blobs))| RunKeys::new(i, blobs, 0, u64::MAX))
+                .collect(),
+        );
         if streams.is_empty() {
             continue;
         }

@@ -200,12 +200,12 @@ impl Run<'_> {
         let (tx, mut rx) = tokio::sync::mpsc::channel::<(ChunkId, u64, Vec<u8>)>(1);
         let merging = tokio::task::spawn_blocking(move || {
             // A run's blobs are verified and decoded one after another as
-            // the merge reaches them.
-            let streams = sections
-                .iter()
-                .enumerate()
-                .map(|(i, run)| RunKeys::new(i, run, lo, hi))
-                .collect::<Vec<_>>();
+            // the merge reaches them, the first of each on all threads.
+            let streams = RunKeys::decoded(
+                (sections.iter().enumerate())
+                    .map(|(i, run)| RunKeys::new(i, run, lo, hi))
+                    .collect(),
+            );
             let mut index = first_index;
             let mut keys = Vec::with_capacity(chunk_size.min(1 << 24));
             // False once the writer has stopped (its error is the task's).

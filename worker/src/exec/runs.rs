@@ -1,7 +1,7 @@
 //! Runs as tasks write and read them: keys to write as runs ([`NewRun`]),
 //! encoded a frame at a time on all threads and placed in bundles, and read
 //! back blob by blob, each blob decoded whole as a merge or an expand
-//! reaches it ([`RunKeys`]).
+//! reaches it, the first of every run on all threads ([`RunKeys`]).
 
 use std::collections::BTreeMap;
 
@@ -263,6 +263,8 @@ pub(super) struct RunKeys<'a> {
     end: usize,
     lo: u64,
     hi: u64,
+    /// The blob that failed to decode, told at the next key.
+    failed: Option<(RunFrame, chunk::FormatError)>,
 }
 
 impl<'a> RunKeys<'a> {
@@ -275,7 +277,44 @@ impl<'a> RunKeys<'a> {
             end: 0,
             lo,
             hi,
+            failed: None,
         }
+    }
+
+    /// `streams` with each one's first blob decoded, on all threads. A
+    /// merge takes every run's first key before it yields its own first,
+    /// and most runs are one blob: one thread decoding them all, between
+    /// the parallel spawns of an expand, held the other threads idle.
+    pub(super) fn decoded(mut streams: Vec<RunKeys<'a>>) -> Vec<RunKeys<'a>> {
+        use rayon::prelude::*;
+        streams.par_iter_mut().for_each(|s| {
+            s.load();
+        });
+        streams
+    }
+
+    /// Decode the next blob; false when none is left. One that fails ends
+    /// the run, its error told at the next key.
+    fn load(&mut self) -> bool {
+        let Some((bytes, h, f)) = self.blobs.next() else {
+            return false;
+        };
+        match chunk::decode_keys(bytes, h) {
+            Ok(keys) => {
+                self.at = keys.partition_point(|&k| k < self.lo);
+                self.end = keys.partition_point(|&k| k < self.hi);
+                if self.end < keys.len() {
+                    // The later blobs hold larger keys still.
+                    self.blobs = [].iter();
+                }
+                self.keys = keys;
+            }
+            Err(e) => {
+                self.blobs = [].iter();
+                self.failed = Some((*f, e));
+            }
+        }
+        true
     }
 }
 
@@ -289,21 +328,11 @@ impl Iterator for RunKeys<'_> {
                 self.at += 1;
                 return Some(Ok(self.keys[self.at - 1]));
             }
-            let (bytes, h, f) = self.blobs.next()?;
-            match chunk::decode_keys(bytes, h) {
-                Ok(keys) => {
-                    self.at = keys.partition_point(|&k| k < self.lo);
-                    self.end = keys.partition_point(|&k| k < self.hi);
-                    if self.end < keys.len() {
-                        // The later blobs hold larger keys still.
-                        self.blobs = [].iter();
-                    }
-                    self.keys = keys;
-                }
-                Err(e) => {
-                    self.blobs = [].iter();
-                    return Some(Err((self.run, *f, e)));
-                }
+            if let Some((f, e)) = self.failed.take() {
+                return Some(Err((self.run, f, e)));
+            }
+            if !self.load() {
+                return None;
             }
         }
     }
@@ -375,5 +404,23 @@ mod tests {
             Err((7, f, chunk::FormatError::PayloadChecksum { .. })) => assert_eq!(f.first, 200),
             other => panic!("{other:?}"),
         }
+        // Decoded ahead, the same keys, and the same error where it lies.
+        for (lo, hi) in [(0, u64::MAX), (150, 450), (300, 400)] {
+            let ahead = RunKeys::decoded(vec![RunKeys::new(0, &run, lo, hi)]);
+            let got: Vec<u64> = ahead.into_iter().flatten().map(|k| k.unwrap()).collect();
+            assert_eq!(
+                got,
+                RunKeys::new(0, &run, lo, hi)
+                    .map(|k| k.unwrap())
+                    .collect::<Vec<_>>()
+            );
+        }
+        damaged.swap(0, 1);
+        let ahead = RunKeys::decoded(vec![RunKeys::new(7, &damaged, 0, u64::MAX)]);
+        let got: Vec<_> = ahead.into_iter().flatten().collect();
+        assert!(
+            matches!(got.as_slice(), [Err((7, f, _))] if f.first == 200),
+            "{got:?}"
+        );
     }
 }
