@@ -17,13 +17,18 @@
 //! ```
 
 use solve2048_core::Game;
-use solve2048_plan::counts::part_counts;
+use solve2048_plan::counts::{part_counts, PartCount};
 use solve2048_plan::duration::{duration, Rates, FOUR_BY_FOUR, SMALL_BOARDS};
 use solve2048_plan::Cluster;
 
-/// The model's forward and backward seconds for one worker of `threads`.
-fn model(n: u8, target: u64, threads: u32, rates: Rates) -> (f64, f64) {
-    let parts = part_counts(&Game::new(n.into(), target, 1.0).expect("a valid game"));
+/// A game's parts, counted once: the fit runs the model hundreds of times.
+fn parts(n: u8, target: u64) -> Vec<PartCount> {
+    part_counts(&Game::new(n.into(), target, 1.0).expect("a valid game"))
+}
+
+/// The model's forward and backward seconds of a game of `parts` for one
+/// worker of `threads`.
+fn model(parts: &[PartCount], threads: u32, rates: Rates) -> (f64, f64) {
     let cluster = Cluster {
         workers: 1,
         threads_per_worker: threads,
@@ -32,7 +37,7 @@ fn model(n: u8, target: u64, threads: u32, rates: Rates) -> (f64, f64) {
         chunk_size: 1 << 22,
         recompute_values: false,
     };
-    let d = duration(&parts, rates, &cluster);
+    let d = duration(parts, rates, &cluster);
     (d.enumerate_seconds, d.solve_seconds)
 }
 
@@ -66,8 +71,8 @@ fn arguments() -> Option<(f64, [f64; 10])> {
     Some((slower, measured.try_into().ok()?))
 }
 
-/// A run's board, target, threads and pass (0 forward, 1 backward).
-type Run = (u8, u64, u32, usize);
+/// A run's game (its parts), threads and pass (0 forward, 1 backward).
+type Run<'a> = (&'a [PartCount], u32, usize);
 
 /// The value, from 0 to `most`, of one field of `rates` (a share or a
 /// rate) at which the model's pass of `run` takes `measured` seconds.
@@ -75,13 +80,13 @@ fn fitted(
     rates: Rates,
     set: impl Fn(&mut Rates, f64),
     most: f64,
-    (n, target, threads, pass): Run,
+    (parts, threads, pass): Run,
     measured: f64,
 ) -> f64 {
     root(0.0, most, |x| {
         let mut r = rates;
         set(&mut r, x);
-        let (forward, backward) = model(n, target, threads, r);
+        let (forward, backward) = model(parts, threads, r);
         [forward, backward][pass] - measured
     })
 }
@@ -97,6 +102,8 @@ fn main() {
     let [f16_1, b16_1, f16_2, b16_2, f32, b32, f3_1, b3_1, f3_2, b3_2] =
         measured.map(|s| s / slower);
 
+    let (p16, p32, p1024) = (parts(4, 16), parts(4, 32), parts(3, 1024));
+
     // Durations are inversely proportional to the rates: fit at rate 1.
     let mut four = FOUR_BY_FOUR;
     let unit = Rates {
@@ -104,16 +111,16 @@ fn main() {
         solve_cached_per_core: 1.0,
         ..four
     };
-    let at_one = model(4, 16, 1, unit);
+    let at_one = model(&p16, 1, unit);
     four.enumerate_cached_per_core = at_one.0 / f16_1;
     four.solve_cached_per_core = at_one.1 / b16_1;
     // The shares, then the large layers' rates, each in turn.
     type Field = fn(&mut Rates, f64);
     let fits: [(Field, f64, Run, f64); 4] = [
-        (|r, p| r.enumerate_parallel = p, SHARE, (4, 16, 2, 0), f16_2),
-        (|r, p| r.solve_parallel = p, SHARE, (4, 16, 2, 1), b16_2),
-        (|r, x| r.enumerate_per_core = x, RATE, (4, 32, 2, 0), f32),
-        (|r, x| r.solve_per_core = x, RATE, (4, 32, 2, 1), b32),
+        (|r, p| r.enumerate_parallel = p, SHARE, (&p16, 2, 0), f16_2),
+        (|r, p| r.solve_parallel = p, SHARE, (&p16, 2, 1), b16_2),
+        (|r, x| r.enumerate_per_core = x, RATE, (&p32, 2, 0), f32),
+        (|r, x| r.solve_per_core = x, RATE, (&p32, 2, 1), b32),
     ];
     for (set, most, run, measured) in fits {
         let x = fitted(four, set, most, run, measured);
@@ -129,7 +136,7 @@ fn main() {
         solve_cached_per_core: 1.0,
         ..small
     };
-    let (one, two) = (model(3, 1024, 1, unit), model(3, 1024, 2, unit));
+    let (one, two) = (model(&p1024, 1, unit), model(&p1024, 2, unit));
     let forward = (one.0 * two.0 / (f3_1 * f3_2)).sqrt();
     let backward = (one.1 * two.1 / (b3_1 * b3_2)).sqrt();
     (small.enumerate_per_core, small.enumerate_cached_per_core) = (forward, forward);
@@ -137,16 +144,16 @@ fn main() {
 
     println!("4x4: {four:#?}\n3x3: {small:#?}");
     let runs = [
-        (4, 16, 1, f16_1, b16_1, four),
-        (4, 16, 2, f16_2, b16_2, four),
-        (4, 32, 2, f32, b32, four),
-        (3, 1024, 1, f3_1, b3_1, small),
-        (3, 1024, 2, f3_2, b3_2, small),
+        ("4x4 to 16", &p16, 1, f16_1, b16_1, four),
+        ("4x4 to 16", &p16, 2, f16_2, b16_2, four),
+        ("4x4 to 32", &p32, 2, f32, b32, four),
+        ("3x3 to 1024", &p1024, 1, f3_1, b3_1, small),
+        ("3x3 to 1024", &p1024, 2, f3_2, b3_2, small),
     ];
-    for (n, target, threads, f, b, rates) in runs {
-        let (pf, pb) = model(n, target, threads, rates);
+    for (game, parts, threads, f, b, rates) in runs {
+        let (pf, pb) = model(parts, threads, rates);
         println!(
-            "{n}x{n} to {target} at {threads}: forward {f:.3} s against {pf:.3} planned ({:.3}), \
+            "{game} at {threads}: forward {f:.3} s against {pf:.3} planned ({:.3}), \
              backward {b:.3} against {pb:.3} ({:.3})",
             f / pf,
             b / pb
