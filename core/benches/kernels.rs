@@ -1,6 +1,9 @@
 //! Criterion benchmarks of the core kernels on seeded, realistic inputs:
 //! moves, canonicalisation, afterstates and their expansion, the k-way merge of runs,
-//! decoding a run's keys, the gather of spawn sums and the solve.
+//! decoding a run's keys, the gather of spawn sums and the solve; and random
+//! lookups in a value table larger than the cache, the memory traffic the
+//! gather and solve kernels are made of, on the threads rayon has (run it
+//! with `RAYON_NUM_THREADS=1` and `2` to see how lookups scale).
 
 use std::collections::BTreeMap;
 
@@ -234,5 +237,55 @@ fn kernels(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, kernels);
+/// Keys of the lookups bench's table: about 190 MB of slots, far past the
+/// cache, as a large layer's table is.
+const LOOKUP_TABLE_KEYS: u64 = 8 << 20;
+
+/// Lookups a table answers ahead of the one being read: the solve kernel
+/// prefetches its afterstates 8 states (up to 32 lookups) ahead.
+const LOOKUPS_AHEAD: usize = 24;
+
+/// Random lookups in a value table of [`LOOKUP_TABLE_KEYS`] keys, each
+/// prefetched [`LOOKUPS_AHEAD`] lookups ahead, in batches on all of rayon's
+/// threads: lookups a second on 1 and on 2 threads bound what the gather
+/// and solve kernels can gain from a second core.
+fn lookups(c: &mut Criterion) {
+    use rayon::prelude::*;
+    let key = |i: u64| mix(i) | 1;
+    let mut table = ValueTable::with_capacity(LOOKUP_TABLE_KEYS as usize);
+    let keys: Vec<u64> = (0..LOOKUP_TABLE_KEYS).map(key).collect();
+    let values: Vec<f64> = (0..LOOKUP_TABLE_KEYS).map(|i| i as f64).collect();
+    table.insert_many(&keys, &values);
+    // The keys in another random order, so that neighbours share no line.
+    let asked: Vec<u64> = (0..LOOKUP_TABLE_KEYS)
+        .map(|i| key(mix(i ^ 0x5eed) % LOOKUP_TABLE_KEYS))
+        .collect();
+    let mut g = c.benchmark_group("table");
+    g.sample_size(10);
+    g.throughput(Throughput::Elements(asked.len() as u64));
+    g.bench_function("lookups_8m_keys", |b| {
+        b.iter(|| {
+            asked
+                .par_chunks(4096)
+                .map(|batch| {
+                    let mut sum = 0.0;
+                    batch
+                        .iter()
+                        .take(LOOKUPS_AHEAD)
+                        .for_each(|&k| table.prefetch(k));
+                    for (i, &k) in batch.iter().enumerate() {
+                        if let Some(&ahead) = batch.get(i + LOOKUPS_AHEAD) {
+                            table.prefetch(ahead);
+                        }
+                        sum += table.get(k).expect("every asked key is in the table");
+                    }
+                    sum
+                })
+                .sum::<f64>()
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, kernels, lookups);
 criterion_main!(benches);

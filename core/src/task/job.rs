@@ -221,21 +221,70 @@ pub struct SolvedSummary {
 /// An order-independent digest of solved states: the wrapping sum over states
 /// of a hash of (state, value bits, action). Digests of chunks add up to the
 /// digest of the whole job, whatever the chunking, so two runs agree bit for
-/// bit exactly when their digests (and counts) agree.
+/// bit exactly when their digests (and counts) agree. Summed in pieces on
+/// all threads: on one, a large chunk's digest kept a second core idle at
+/// the end of its solve.
 pub fn result_digest(states: &[u64], values: &[f64], actions: &[u8]) -> u64 {
-    use crate::space::ids::mix;
-    states
-        .iter()
-        .zip(values)
-        .zip(actions)
-        .fold(0u64, |acc, ((&s, &v), &a)| {
+    use rayon::prelude::*;
+    let digest = |((states, values), actions): ((&[u64], &[f64]), &[u8])| {
+        use crate::space::ids::mix;
+        (states.iter().zip(values).zip(actions)).fold(0u64, |acc, ((&s, &v), &a)| {
             acc.wrapping_add(mix(s ^ mix(v.to_bits() ^ mix(a as u64))))
         })
+    };
+    let n = states.len().min(values.len()).min(actions.len());
+    let (states, values, actions) = (&states[..n], &values[..n], &actions[..n]);
+    if n < 2 * DIGEST_PIECE {
+        return digest(((states, values), actions));
+    }
+    (states.par_chunks(DIGEST_PIECE))
+        .zip(values.par_chunks(DIGEST_PIECE))
+        .zip(actions.par_chunks(DIGEST_PIECE))
+        .map(digest)
+        .reduce(|| 0, u64::wrapping_add)
 }
+
+/// States a piece of [`result_digest`] sums on one thread.
+const DIGEST_PIECE: usize = 1 << 15;
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The digest summed in pieces on all threads is the sum of the digests
+    /// of any cut of the states (here one state at a time, on one thread),
+    /// and it tells a changed value bit, action or state apart.
+    #[test]
+    fn the_digest_of_pieces_is_the_sum_of_each_states() {
+        use crate::space::ids::mix;
+        let n = 5 * DIGEST_PIECE + 17;
+        let states: Vec<u64> = (0..n as u64).map(|i| mix(i) | 1).collect();
+        let values: Vec<f64> = (0..n).map(|i| i as f64 / n as f64).collect();
+        let actions: Vec<u8> = (0..n).map(|i| (i % 4) as u8).collect();
+        let whole = result_digest(&states, &values, &actions);
+        let each = (0..n).fold(0u64, |acc, i| {
+            let one = result_digest(&states[i..=i], &values[i..=i], &actions[i..=i]);
+            acc.wrapping_add(one)
+        });
+        assert_eq!(whole, each);
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(3)
+            .build()
+            .unwrap();
+        assert_eq!(
+            pool.install(|| result_digest(&states, &values, &actions)),
+            whole
+        );
+        let mut other = values.clone();
+        other[n / 2] = f64::from_bits(other[n / 2].to_bits() ^ 1);
+        assert_ne!(result_digest(&states, &other, &actions), whole);
+        let mut other = actions.clone();
+        other[n - 1] ^= 1;
+        assert_ne!(result_digest(&states, &values, &other), whole);
+        let mut other = states.clone();
+        other[0] ^= 2;
+        assert_ne!(result_digest(&other, &values, &actions), whole);
+    }
 
     /// With recomputed values, a layer's value is found from stored ones at
     /// most three layers up (its successors lie one and two layers up),

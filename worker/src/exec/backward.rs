@@ -139,20 +139,16 @@ impl Run<'_> {
         let game = self.job.game;
         let key = self.task.key();
         let for_solve = states.clone();
-        let (values, actions, digest) = self
+        let (values, actions) = self
             .blocking(move || {
                 let states = for_solve;
                 let sums = SpawnSums::from_answers(&game.spawn_rule(), twos, fours)
                     .ok_or_else(|| different(&key))?;
                 kernel::solve(&game, &states, &sums)
-                    .map(|(v, a)| {
-                        let d = result_digest(&states, &v, &a);
-                        (v, a, d)
-                    })
                     .map_err(|source| WorkerError::Solve { task: key, source })
             })
             .await??;
-        self.write_solved(chunk, states, values, actions, digest, None)
+        self.write_solved(chunk, states, values, actions, None)
             .await
     }
 
@@ -255,7 +251,6 @@ impl Run<'_> {
         states: Arc<Vec<u64>>,
         values: Vec<f64>,
         actions: Vec<u8>,
-        digest: u64,
         evaluated: Option<ChunkEvaluation>,
     ) -> Result<TaskOutput, WorkerError> {
         let level = self.job.zstd_level;
@@ -265,8 +260,9 @@ impl Run<'_> {
             self.header(ChunkKind::Policy, id, count),
         );
         // Both encoded at once, off the async runtime (the values by the
-        // afterstates the policy's moves lead to).
-        let (vbytes, pbytes) = self
+        // afterstates the policy's moves lead to), the digest beside the
+        // policy: the values take longest.
+        let (vbytes, (pbytes, digest)) = self
             .blocking(move || {
                 let solved = SolvedChunk {
                     states: &states,
@@ -274,7 +270,10 @@ impl Run<'_> {
                 };
                 rayon::join(
                     || chunk::encode_solved_values(&vh, &values, solved, level),
-                    || chunk::encode_policy(&ph, &actions, level),
+                    || {
+                        let policy = chunk::encode_policy(&ph, &actions, level);
+                        (policy, result_digest(&states, &values, &actions))
+                    },
                 )
             })
             .await?;

@@ -7,9 +7,7 @@ use std::sync::Arc;
 
 use solve2048_core::kernel::evaluate::{solve_under, Optimal};
 use solve2048_core::kernel::SpawnSums;
-use solve2048_core::task::{
-    result_digest, ChunkRef, PushRef, RequestRef, ResponseRef, SolvedRef, TaskOutput,
-};
+use solve2048_core::task::{ChunkRef, PushRef, RequestRef, ResponseRef, SolvedRef, TaskOutput};
 
 use super::super::backward::different;
 use super::super::error::WorkerError;
@@ -58,16 +56,8 @@ impl Run<'_> {
                     .map_err(|source| WorkerError::Evaluate { task: key, source })
             })
             .await??;
-        let digest = result_digest(&states, &valued.values, &valued.actions);
         let evaluated = Some(valued.evaluation);
-        self.write_solved(
-            chunk,
-            states,
-            valued.values,
-            valued.actions,
-            digest,
-            evaluated,
-        )
-        .await
+        self.write_solved(chunk, states, valued.values, valued.actions, evaluated)
+            .await
     }
 }
