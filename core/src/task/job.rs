@@ -221,9 +221,10 @@ pub struct SolvedSummary {
 /// An order-independent digest of solved states: the wrapping sum over states
 /// of a hash of (state, value bits, action). Digests of chunks add up to the
 /// digest of the whole job, whatever the chunking, so two runs agree bit for
-/// bit exactly when their digests (and counts) agree. Summed in pieces on
-/// all threads: on one, a large chunk's digest kept a second core idle at
-/// the end of its solve.
+/// bit exactly when their digests (and counts) agree. A large chunk's is
+/// summed in pieces on all threads, so that neither a reader checking it
+/// nor a solve (which sums it beside its policy's encoding) leaves a core
+/// idle while one thread sums it.
 pub fn result_digest(states: &[u64], values: &[f64], actions: &[u8]) -> u64 {
     use rayon::prelude::*;
     let digest = |((states, values), actions): ((&[u64], &[f64]), &[u8])| {
